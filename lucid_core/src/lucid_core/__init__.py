@@ -1,0 +1,115 @@
+"""Lucid's core: tensors with define-by-run autograd over pluggable array backends.
+
+The namespace follows the Python Array API standard (``asarray``, ``matmul``,
+``sum(x, axis=...)``, ``permute_dims``, dtypes, ``__array_namespace_info__``) and adds
+autograd (``Tensor.backward``, ``grad``, ``no_grad``, custom ``Function``s). Backends are
+plugins (``lucid_backend_numpy``, ``lucid_backend_mlx``, ...) found through the ``lucid``
+entry-point group the first time a tensor is made. This package imports no array library.
+"""
+
+from __future__ import annotations
+
+from . import _dtypes as _dt
+from ._autograd import (
+    Function,
+    backward,
+    enable_grad,
+    grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from ._dtypes import (
+    DType,
+    bool,
+    can_cast,
+    complex64,
+    complex128,
+    finfo,
+    float16,
+    float32,
+    float64,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    isdtype,
+    result_type,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
+from ._info import __array_namespace_info__
+from ._random import get_rng_state, host_rng, initial_seed, manual_seed, set_rng_state
+from ._registry import (
+    PluginError,
+    backends,
+    default_device,
+    get_backend,
+    get_default_device,
+    plugin_manager,
+    register_backend,
+    resolve_device,
+    set_default_device,
+    unregister_backend,
+)
+from ._tensor import Parameter, Tensor
+from .backend import ArrayAPIBackend, Backend, Device
+from .hookspecs import hookimpl
+from .ops.creation import *  # noqa: F403
+from .ops.creation import __all__ as _creation_all
+from .ops.elementwise import *  # noqa: F403
+from .ops.elementwise import __all__ as _elementwise_all
+from .ops.indexing import *  # noqa: F403
+from .ops.indexing import __all__ as _indexing_all
+from .ops.linalg import *  # noqa: F403
+from .ops.linalg import __all__ as _linalg_all
+from .ops.manipulation import *  # noqa: F403
+from .ops.manipulation import __all__ as _manipulation_all
+from .ops.random import *  # noqa: F403
+from .ops.random import __all__ as _random_all
+from .ops.reduction import *  # noqa: F403
+from .ops.reduction import __all__ as _reduction_all
+from .ops.searching import *  # noqa: F403
+from .ops.searching import __all__ as _searching_all
+
+__version__ = "0.1.0"
+__array_api_version__ = "2024.12"
+
+e = 2.718281828459045
+pi = 3.141592653589793
+inf = float("inf")
+nan = float("nan")
+newaxis = None
+
+
+def eval(*tensors: Tensor) -> None:  # noqa: A001 - MLX's name
+    """Compute lazy tensors now, all in one backend call per backend (a no-op on eager backends)."""
+    by_backend: dict[Backend, list[object]] = {}
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"eval: expected Tensors, got {type(t).__name__}")
+        by_backend.setdefault(t._device.backend, []).append(t._data)
+    for b, arrays in by_backend.items():
+        b.eval(*arrays)
+
+
+__all__ = [
+    "Function", "Tensor", "Parameter", "DType", "Backend", "ArrayAPIBackend", "Device", "PluginError",
+    "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+    "result_type", "can_cast", "isdtype", "finfo", "iinfo",
+    "gradcheck", "gradgradcheck", "GradcheckError",
+    "manual_seed", "initial_seed", "get_rng_state", "set_rng_state", "host_rng",
+    "backends", "get_backend", "register_backend", "unregister_backend", "plugin_manager", "hookimpl",
+    "set_default_device", "get_default_device", "default_device", "resolve_device",
+    "eval", "e", "pi", "inf", "nan", "newaxis", "__array_namespace_info__", "__array_api_version__",
+    *_creation_all, *_elementwise_all, *_indexing_all, *_linalg_all, *_manipulation_all,
+    *_random_all, *_reduction_all, *_searching_all,
+]  # fmt: skip
+
+del _dt

@@ -1,0 +1,406 @@
+"""Define-by-run autograd: the Function node, grad mode, and the iterative backward engine.
+
+An op is a :class:`Function` whose ``forward`` computes the value and whose ``backward``,
+written with Lucid ops, computes the gradient (so gradients of gradients come for free). A
+node holds its inputs strongly and its outputs weakly, so a graph is freed as soon as nothing
+refers to its result. Backward walks nodes by decreasing generation with a heap: no recursion,
+each node once, however deep or branched the graph.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Function", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad", "backward"]
+
+import heapq
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._tensor import Tensor
+
+
+class _GradMode:
+    __slots__ = ("enabled",)
+
+    def __init__(self) -> None:
+        self.enabled = True
+
+
+_mode = _GradMode()
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record the graph for backward right now."""
+    return _mode.enabled
+
+
+@contextmanager
+def set_grad_enabled(mode: bool) -> Iterator[None]:
+    """Enable or disable graph recording inside the ``with`` block."""
+    prev = _mode.enabled
+    _mode.enabled = bool(mode)
+    try:
+        yield
+    finally:
+        _mode.enabled = prev
+
+
+class no_grad:  # noqa: N801 - the name users know from PyTorch
+    """Context manager (and decorator) in which no op records a graph: inference and updates."""
+
+    def __enter__(self) -> None:
+        self._prev = _mode.enabled
+        _mode.enabled = False
+
+    def __exit__(self, *exc: object) -> None:
+        _mode.enabled = self._prev
+
+    def __call__(self, fn: Any) -> Any:
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with no_grad():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class enable_grad(no_grad):  # noqa: N801
+    """Context manager that turns graph recording back on inside a ``no_grad`` block."""
+
+    def __enter__(self) -> None:
+        self._prev = _mode.enabled
+        _mode.enabled = True
+
+
+class Function:
+    """A differentiable op: ``forward`` and ``backward`` side by side, used through ``apply``.
+
+    Subclass it for a custom op::
+
+        class Cube(Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 3
+
+            @staticmethod
+            def backward(ctx, gy):
+                (x,) = ctx.saved_tensors
+                return gy * 3 * x ** 2
+
+        y = Cube.apply(x)
+
+    ``forward`` receives Tensors (without graph) and returns a Tensor or a tuple of them;
+    ``backward`` receives one gradient per output and returns one per input (None where an
+    input needs none). Built-in ops set ``native = True`` and receive native arrays instead,
+    which skips a wrapper per op; their ``backward`` is written in Lucid ops all the same.
+    """
+
+    __slots__ = ("inputs", "outputs", "generation", "device", "xp", "saved_tensors", "_retain", "__dict__", "__weakref__")
+
+    native: bool = False
+    differentiable: bool = True
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep tensors for backward (read them back from ``ctx.saved_tensors``)."""
+        self.saved_tensors = tensors
+
+    @property
+    def needs_input_grad(self) -> tuple[bool, ...]:
+        """For each input, whether a gradient is wanted for it."""
+        from ._tensor import Tensor
+
+        return tuple(isinstance(a, Tensor) and a._requires_grad for a in self.inputs)
+
+    def output(self, index: int = 0) -> Tensor:
+        """The ``index``-th output tensor (alive while backward runs through this node)."""
+        t = self.outputs[index]()
+        if t is None:
+            raise RuntimeError(f"{type(self).__name__}: output {index} is no longer alive")
+        return t
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}Backward>"
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run the op on ``args`` (Tensors and constants) and record it for backward."""
+        device = None
+        requires = False
+        for a in args:
+            if isinstance(a, Tensor):
+                d = a._device
+                if device is None:
+                    device = d
+                elif d is not device:
+                    _mixed_devices(cls, device, d)
+                if a._requires_grad:
+                    requires = True
+        if device is None:
+            raise TypeError(f"{cls.__name__}: expected at least one Tensor argument")
+        ctx = object.__new__(cls)
+        ctx.device = device
+        ctx.xp = device.xp
+        if cls.native:
+            out = cls.forward(ctx, *[a._data if isinstance(a, Tensor) else a for a in args], **kwargs)
+        else:
+            prev = _mode.enabled
+            _mode.enabled = False
+            try:
+                out = cls.forward(ctx, *[a.detach() if isinstance(a, Tensor) else a for a in args], **kwargs)
+            finally:
+                _mode.enabled = prev
+            out = tuple(_unwrap(o, cls) for o in out) if isinstance(out, tuple) else _unwrap(out, cls)
+        device = ctx.device  # an op may place its result elsewhere (to_device)
+        canonical = device.backend.canonical
+        requires = requires and _mode.enabled and cls.differentiable
+        if type(out) is tuple:
+            outs = tuple(_new_tensor(canonical(o), device) for o in out)
+            if requires:
+                ctx.inputs = args
+                ctx.generation = _generation(args)
+                ctx._retain = False
+                refs = []
+                for i, t in enumerate(outs):
+                    t._node = ctx
+                    t._out_idx = i
+                    t._requires_grad = True
+                    refs.append(weakref.ref(t))
+                ctx.outputs = refs
+            return outs
+        t = _new_tensor(canonical(out), device)
+        if requires:
+            ctx.inputs = args
+            ctx.generation = _generation(args)
+            ctx._retain = False
+            t._node = ctx
+            t._requires_grad = True
+            ctx.outputs = (weakref.ref(t),)
+        return t
+
+
+def _unwrap(o: Any, cls: type) -> Any:
+    if not isinstance(o, Tensor):
+        raise TypeError(f"{cls.__name__}.forward must return Tensors, got {type(o).__name__}")
+    return o._data
+
+
+def _generation(args: Sequence[Any]) -> int:
+    g = 0
+    for a in args:
+        if isinstance(a, Tensor):
+            n = a._node
+            if n is not None and n.generation >= g:
+                g = n.generation + 1
+    return g
+
+
+def _mixed_devices(cls: type, a: Any, b: Any) -> None:
+    raise RuntimeError(
+        f"{cls.__name__.lower()}: tensors are on different devices ({a} and {b}); "
+        f"move one with .to('{a}') or .to('{b}')"
+    )
+
+
+# -- the backward engine -------------------------------------------------------------------
+
+
+def _seed_grad(t: Tensor, g: Any) -> Tensor:
+    from .ops.creation import ones_like
+
+    if g is None:
+        if t.ndim != 0 and t.size != 1:
+            raise RuntimeError(
+                f"backward: grad can be implicitly created only for a scalar output, but the output has shape "
+                f"{t.shape}; pass gradient= (a tensor of that shape)"
+            )
+        return ones_like(t)
+    if not isinstance(g, Tensor):
+        from .ops.creation import asarray
+
+        g = asarray(g, dtype=t.dtype, device=t.device)
+    if g.shape != t.shape:
+        raise RuntimeError(f"backward: gradient has shape {g.shape} but the output has shape {t.shape}")
+    if g._device is not t._device:
+        raise RuntimeError(f"backward: gradient is on {g.device} but the output is on {t.device}")
+    return g
+
+
+def run_backward(
+    outputs: Sequence[Tensor],
+    grad_outputs: Sequence[Any],
+    retain_graph: bool,
+    create_graph: bool,
+    capture: Sequence[Tensor] | None = None,
+) -> list[Tensor | None] | None:
+    """Backpropagate from ``outputs``; accumulate into leaves' ``.grad``, or return grads of ``capture``."""
+    heap: list[tuple[int, int, Function]] = []
+    pending: dict[Function, list[list[Any]]] = {}
+    captured: dict[int, Tensor] = {}
+    capture_ids = None if capture is None else {id(t): t for t in capture}
+    handed: set[int] = set()  # data arrays already given to a leaf (never alias two .grad)
+    counter = 0
+
+    def push(x: Tensor, gx: Tensor) -> None:
+        nonlocal counter
+        node = x._node
+        if node is None:
+            if capture_ids is None:
+                _accumulate_leaf(x, gx, handed)
+            elif id(x) in capture_ids:
+                prev = captured.get(id(x))
+                captured[id(x)] = gx if prev is None else prev + gx
+            return
+        buf = pending.get(node)
+        if buf is None:
+            n = len(node.outputs)
+            buf = pending[node] = [[None] * n, [None] * n]
+            counter += 1
+            heapq.heappush(heap, (-node.generation, counter, node))
+        i = x._out_idx
+        prev = buf[0][i]
+        buf[0][i] = gx if prev is None else prev + gx
+        buf[1][i] = x  # keeps the output alive while its node's backward runs
+
+    prev_mode = _mode.enabled
+    _mode.enabled = create_graph
+    try:
+        for t, g in zip(outputs, grad_outputs):
+            if not t._requires_grad:
+                raise RuntimeError(
+                    "backward: the tensor does not require grad and has no grad_fn; "
+                    "did you create it under no_grad() or from tensors that do not require grad?"
+                )
+            g = _seed_grad(t, g)
+            handed.add(id(g._data))
+            push(t, g)
+        while heap:
+            node = heapq.heappop(heap)[2]
+            grads, outs = pending.pop(node)
+            if node.inputs is None:
+                raise RuntimeError(
+                    "backward: trying to backward through the graph a second time (its saved values were "
+                    "freed after the first backward); pass retain_graph=True to the first backward"
+                )
+            if capture_ids is not None or node._retain:
+                for i, t in enumerate(outs):
+                    if t is None:
+                        continue
+                    if t._retains_grad:
+                        t.grad = grads[i] if create_graph else grads[i].detach()
+                    if capture_ids is not None and id(t) in capture_ids:
+                        captured[id(t)] = grads[i]
+            if len(grads) == 1:
+                gxs = node.backward(node, grads[0])
+            else:
+                gxs = node.backward(node, *grads)
+            if type(gxs) is not tuple:
+                gxs = (gxs,)
+            inputs = node.inputs
+            if len(gxs) != len(inputs):
+                raise RuntimeError(
+                    f"{type(node).__name__}.backward returned {len(gxs)} gradients for {len(inputs)} inputs"
+                )
+            for x, gx in zip(inputs, gxs):
+                if gx is not None and isinstance(x, Tensor) and x._requires_grad:
+                    push(x, gx)
+            if not retain_graph:
+                node.inputs = None
+                node.saved_tensors = None
+                node.__dict__.clear()
+            del grads, outs
+    finally:
+        _mode.enabled = prev_mode
+    if capture is None:
+        return None
+    return [captured.get(id(t)) for t in capture]
+
+
+def _accumulate_leaf(x: Tensor, gx: Tensor, handed: set[int]) -> None:
+    if gx._data.shape != x._data.shape:
+        raise RuntimeError(
+            f"autograd: gradient of shape {tuple(gx._data.shape)} reached a leaf of shape {x.shape} "
+            "(an op's backward did not reduce a broadcast); please report this"
+        )
+    if not _mode.enabled:
+        gx = gx.detach() if gx._node is not None else gx
+    if x.grad is None:
+        if id(gx._data) in handed:
+            gx = gx.clone() if _mode.enabled else gx.detach().clone()
+        handed.add(id(gx._data))
+        x.grad = gx
+    else:
+        x.grad = x.grad + gx
+
+
+def backward(
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+) -> None:
+    """Accumulate into the leaves' ``.grad`` the gradients of ``tensors`` (PyTorch's ``autograd.backward``)."""
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+        grad_tensors = [grad_tensors]
+    tensors = list(tensors)
+    grads = [None] * len(tensors) if grad_tensors is None else list(grad_tensors)
+    if len(grads) != len(tensors):
+        raise ValueError(f"backward: got {len(grads)} gradients for {len(tensors)} tensors")
+    run_backward(tensors, grads, create_graph if retain_graph is None else retain_graph, create_graph)
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """The gradients of ``outputs`` with respect to ``inputs``, returned rather than stored in ``.grad``.
+
+    With ``create_graph=True`` the result is itself differentiable (for higher-order gradients).
+    """
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    for i, t in enumerate(ins):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad: inputs[{i}] is a {type(t).__name__}, expected a Tensor")
+        if not t._requires_grad:
+            raise RuntimeError(f"grad: inputs[{i}] does not require grad")
+    if grad_outputs is None:
+        gos: list[Any] = [None] * len(outs)
+    elif isinstance(grad_outputs, Tensor):
+        gos = [grad_outputs]
+    else:
+        gos = list(grad_outputs)
+    if len(gos) != len(outs):
+        raise ValueError(f"grad: got {len(gos)} grad_outputs for {len(outs)} outputs")
+    res = run_backward(outs, gos, create_graph if retain_graph is None else retain_graph, create_graph, capture=ins)
+    assert res is not None
+    for i, r in enumerate(res):
+        if r is None and not allow_unused:
+            raise RuntimeError(
+                f"grad: inputs[{i}] was not used to compute the outputs; pass allow_unused=True to get None for it"
+            )
+    return tuple(res)
+
+
+from ._tensor import Tensor, _new_tensor  # noqa: E402 - Tensor needs this module first

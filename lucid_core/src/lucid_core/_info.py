@@ -1,0 +1,56 @@
+"""``__array_namespace_info__()``: what this namespace can do, per the Array API standard."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dtypes as dt
+
+
+class _Info:
+    """Capabilities, default dtypes, dtypes per kind and devices of ``lucid_core``."""
+
+    def capabilities(self) -> dict[str, Any]:
+        from ._registry import default_device
+
+        b = default_device().backend
+        return {
+            "boolean indexing": b.capabilities.get("data_dependent_shapes", True),
+            "data-dependent shapes": b.capabilities.get("data_dependent_shapes", True),
+            "max dimensions": 64,
+        }
+
+    def default_device(self) -> Any:
+        from ._registry import default_device
+
+        return default_device()
+
+    def devices(self) -> list[Any]:
+        from ._registry import _state, discover
+
+        discover()
+        out = []
+        for b in _state.backends.values():
+            try:
+                out.extend(b.devices.values())
+            except Exception:  # noqa: BLE001, S112 - a broken backend has no devices
+                continue
+        return out
+
+    def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
+        return {"real floating": dt.float32, "complex floating": dt.complex64, "integral": dt.int64, "indexing": dt.int64}
+
+    def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, Any]:
+        from ._registry import resolve_device
+
+        dev = resolve_device(device)
+        out = {}
+        for d in dt.ALL_DTYPES:
+            if d in dev.backend.dtypes and (kind is None or dt.isdtype(d, kind)):
+                out[d.name] = d
+        return out
+
+
+def __array_namespace_info__() -> _Info:  # noqa: N807 - the standard's name
+    """The inspection object of the Array API standard."""
+    return _Info()

@@ -1,0 +1,272 @@
+"""The backend registry: pluggy plugins found through the ``lucid`` entry-point group.
+
+Discovery is lazy (first use, not ``import lucid_core``) and happens once. Each entry point
+loads in its own try/except so one broken plugin cannot take the others down.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+from .backend import CONTRACT_VERSION, Backend, Device
+
+
+class PluginError(RuntimeError):
+    """A plugin failed to load or registered an invalid backend."""
+
+
+class _PluginManager(pluggy.PluginManager):
+    """pluggy's manager that also collects backends from plugins registered in-process."""
+
+    def register(self, plugin: Any, name: str | None = None) -> str | None:
+        registered = super().register(plugin, name)
+        if _state.discovered and registered is not None:
+            _collect(plugin, registered, distribution=None, version=None)
+        return registered
+
+    def unregister(self, plugin: Any = None, name: str | None = None) -> Any:
+        pname = name if name is not None else self.get_name(plugin)
+        removed = super().unregister(plugin, name)
+        for bname, b in list(_state.backends.items()):
+            if b.plugin == pname:
+                unregister_backend(bname)
+        _state.collected.discard(pname)
+        return removed
+
+
+plugin_manager = _PluginManager("lucid")
+plugin_manager.add_hookspecs(hookspecs)
+
+
+class _State:
+    def __init__(self) -> None:
+        self.discovered = False
+        self.backends: dict[str, Backend] = {}
+        self.default_device: Device | None = None
+        self.default_spec: str | None = None
+        self.errors: dict[str, str] = {}
+        self.collected: set[str] = set()
+
+
+_state = _State()
+
+
+def _strict() -> bool:
+    return os.environ.get("LUCID_STRICT_PLUGINS", "") not in ("", "0", "false", "False")
+
+
+def _report(message: str, exc: BaseException | None = None) -> None:
+    if _strict():
+        raise PluginError(message) from exc
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def _collect(plugin: Any, plugin_name: str, distribution: str | None, version: str | None) -> None:
+    """Call one plugin's ``lucid_register_backends`` hook, validating each backend it registers."""
+    impl = getattr(plugin, "lucid_register_backends", None)
+    if impl is None or plugin_name in _state.collected:
+        return
+    _state.collected.add(plugin_name)
+    where = f"plugin {plugin_name!r}" + (f" (distribution {distribution} {version})" if distribution else "")
+
+    def register(backend: Backend) -> None:
+        if not isinstance(backend, Backend):
+            raise PluginError(f"{where} registered {backend!r}, which is not a lucid_core.backend.Backend")
+        if backend.contract_version != CONTRACT_VERSION:
+            raise PluginError(
+                f"{where}: backend {backend.name!r} was built for backend contract version "
+                f"{backend.contract_version}, but this lucid_core needs version {CONTRACT_VERSION}; "
+                "upgrade the plugin"
+            )
+        backend.plugin, backend.distribution, backend.version = plugin_name, distribution, version
+        register_backend(backend)
+
+    try:
+        impl(register=register)
+    except Exception as exc:  # noqa: BLE001 - one broken plugin must not break the rest
+        _state.errors[plugin_name] = f"{type(exc).__name__}: {exc}"
+        _report(f"lucid: {where} failed to register its backends: {type(exc).__name__}: {exc}", exc)
+
+
+def discover() -> None:
+    """Load every plugin of the ``lucid`` entry-point group once (``LUCID_LOAD_PLUGINS`` filters)."""
+    if _state.discovered:
+        return
+    _state.discovered = True
+    allow = os.environ.get("LUCID_LOAD_PLUGINS")
+    allowed = None if allow is None else {a.strip() for a in allow.split(",") if a.strip()}
+    for ep in entry_points(group="lucid"):
+        if allowed is not None and ep.name not in allowed:
+            continue
+        dist = getattr(ep, "dist", None)
+        dname = dist.name if dist is not None else None
+        dver = dist.version if dist is not None else None
+        try:
+            module = ep.load()
+            if plugin_manager.get_plugin(ep.name) is None:
+                pluggy.PluginManager.register(plugin_manager, module, name=ep.name)
+        except Exception as exc:  # noqa: BLE001
+            _state.errors[ep.name] = f"{type(exc).__name__}: {exc}"
+            _report(
+                f"lucid: plugin {ep.name!r} (distribution {dname} {dver}) failed to load: {type(exc).__name__}: {exc}",
+                exc,
+            )
+            continue
+        _collect(module, ep.name, dname, dver)
+    # plugins registered in-process before discovery ran
+    for plugin in plugin_manager.get_plugins():
+        pname = plugin_manager.get_name(plugin)
+        if pname is not None:
+            _collect(plugin, pname, None, None)
+
+
+def register_backend(backend: Backend) -> Backend:
+    """Register a backend at run time (notebooks, tests); two backends with one name are an error."""
+    if not isinstance(backend, Backend):
+        raise TypeError(f"register_backend: expected a lucid_core.backend.Backend, got {type(backend).__name__}")
+    if not backend.name or not isinstance(backend.name, str) or ":" in backend.name:
+        raise ValueError(f"register_backend: backend name must be a non-empty string without ':', got {backend.name!r}")
+    if backend.contract_version != CONTRACT_VERSION:
+        raise PluginError(
+            f"backend {backend.name!r} was built for backend contract version {backend.contract_version}, "
+            f"but this lucid_core needs version {CONTRACT_VERSION}"
+        )
+    existing = _state.backends.get(backend.name)
+    if existing is not None and existing is not backend:
+        raise PluginError(
+            f"two backends are named {backend.name!r}: one from {_origin(existing)}, one from {_origin(backend)}"
+        )
+    _state.backends[backend.name] = backend
+    _state.default_device = None
+    return backend
+
+
+def unregister_backend(name: str) -> None:
+    """Remove a backend registered earlier (its existing tensors keep working)."""
+    if _state.backends.pop(name, None) is None:
+        raise KeyError(f"no backend named {name!r} is registered; registered: {sorted(_state.backends)}")
+    _state.default_device = None
+
+
+def _origin(b: Backend) -> str:
+    if b.distribution:
+        return f"plugin {b.plugin!r} (distribution {b.distribution} {b.version})"
+    if b.plugin:
+        return f"plugin {b.plugin!r}"
+    return "register_backend()"
+
+
+def get_backend(name: str) -> Backend:
+    """The registered backend named ``name``, loaded and ready."""
+    discover()
+    try:
+        b = _state.backends[name]
+    except KeyError:
+        raise ValueError(f"no backend named {name!r}; installed backends: {_installed()}") from None
+    b.ensure_loaded()
+    return b
+
+
+def _installed() -> str:
+    names = sorted(_state.backends)
+    return ", ".join(names) if names else "none (pip install lucid-backend-numpy)"
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """A row of :func:`backends`: what is installed and whether it works."""
+
+    name: str
+    devices: tuple[str, ...]
+    distribution: str | None
+    version: str | None
+    status: str
+
+
+def backends() -> list[BackendInfo]:
+    """Every registered backend with its devices, distribution, version and status (``ok`` or the error)."""
+    discover()
+    rows = []
+    for name, b in sorted(_state.backends.items()):
+        try:
+            b.ensure_loaded()
+            devs = tuple(str(d) for d in b.devices.values())
+            status = "ok"
+        except Exception as exc:  # noqa: BLE001 - report, don't raise, in a listing
+            devs, status = (), f"error: {type(exc).__name__}: {exc}"
+        rows.append(BackendInfo(name, devs, b.distribution, b.version, status))
+    return rows
+
+
+def _all_devices() -> list[str]:
+    out = []
+    for b in _state.backends.values():
+        try:
+            out.extend(str(d) for d in b.devices.values())
+        except Exception:  # noqa: BLE001, S112 - a broken backend offers no device
+            continue
+    return out
+
+
+def resolve_device(spec: Any) -> Device:
+    """Turn ``"cpu"``, ``"gpu"``, ``"numpy"``, ``"mlx:gpu"`` or a :class:`Device` into a Device."""
+    if isinstance(spec, Device):
+        return spec
+    if spec is None:
+        return default_device()
+    if not isinstance(spec, str):
+        raise TypeError(f"device must be a string such as 'cpu' or 'mlx:gpu', or a Device, got {type(spec).__name__}")
+    discover()
+    s = spec.strip().lower()
+    if s in ("cpu", "gpu"):
+        order = list(_state.backends.values())
+        if s == "cpu" and "numpy" in _state.backends:
+            order.remove(_state.backends["numpy"])
+            order.insert(0, _state.backends["numpy"])
+        for b in order:
+            if s in b.device_types:
+                try:
+                    return b.devices[s]
+                except Exception:  # noqa: BLE001, S112 - a broken backend cannot serve the device
+                    continue
+        raise RuntimeError(f"no installed backend offers a {s!r} device; available devices: {_all_devices() or 'none'}")
+    name, _, kind = s.partition(":")
+    b = _state.backends.get(name)
+    if b is None:
+        raise ValueError(f"unknown device {spec!r}: no backend named {name!r}; installed backends: {_installed()}")
+    devs = b.devices
+    if not kind:
+        return b.default_device
+    if kind not in devs:
+        raise RuntimeError(
+            f"backend {name!r} has no {kind!r} device on this machine; it offers {[str(d) for d in devs.values()]}"
+        )
+    return devs[kind]
+
+
+def default_device() -> Device:
+    """The device new tensors go to: ``set_default_device``, else ``$LUCID_DEVICE``, else ``"cpu"``."""
+    dev = _state.default_device
+    if dev is None:
+        spec = _state.default_spec or os.environ.get("LUCID_DEVICE") or "cpu"
+        dev = _state.default_device = resolve_device(spec)
+    return dev
+
+
+def set_default_device(device: Any) -> None:
+    """Make ``device`` (e.g. ``"mlx"``) the device of newly created tensors."""
+    dev = resolve_device(device)
+    _state.default_spec = str(dev)
+    _state.default_device = dev
+
+
+def get_default_device() -> Device:
+    """The current default device."""
+    return default_device()

@@ -1,0 +1,28 @@
+"""Hook specifications for Lucid plugins: the plugin author's documentation.
+
+A plugin is a module (or object) with functions marked ``@lucid_core.hookimpl``, found through
+the ``lucid`` entry-point group or registered in-process with ``lucid_core.plugin_manager``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .backend import Backend
+
+hookspec = pluggy.HookspecMarker("lucid")
+hookimpl = pluggy.HookimplMarker("lucid")
+
+
+@hookspec
+def lucid_register_backends(register: Callable[[Backend], None]) -> None:
+    """Register backends by calling ``register(backend)`` once per :class:`~lucid_core.backend.Backend`.
+
+    Keep this cheap: build the backend object here, but import the array library in
+    ``Backend.load()``, which the core calls on first use. The core validates each backend as
+    it arrives (contract version, unique name) and reports problems naming this plugin.
+    """

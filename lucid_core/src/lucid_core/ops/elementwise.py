@@ -1,0 +1,612 @@
+"""Element-wise ops, each forward next to its gradient.
+
+Unary ops are declared in one line each by :func:`_unary`: the kernel's name in the Array API
+namespace and the gradient as a function of the input ``x``, the output ``y`` and the incoming
+gradient ``gy`` (written in Lucid ops, so it is differentiable again).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .. import _dtypes as dt
+from .._autograd import Function
+from .._tensor import Tensor
+from ._helpers import binary_operands, unbroadcast
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow", "negative", "positive",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "conj", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square", "abs", "sign",
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+    "atan2", "hypot", "maximum", "minimum", "clip", "where", "floor", "ceil", "round", "trunc",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isfinite", "isinf",
+    "logaddexp", "sigmoid", "erf", "relu", "reciprocal", "copysign", "signbit",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift",
+]  # fmt: skip
+
+
+# -- binary arithmetic ---------------------------------------------------------------------------
+
+
+class Add(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.inputs
+        return unbroadcast(gy, a), unbroadcast(gy, b)
+
+
+class Subtract(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a - b
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.inputs
+        gb = unbroadcast(gy, b)
+        return unbroadcast(gy, a), (None if gb is None else -gb)
+
+
+class Multiply(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a * b
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.inputs
+        ga = unbroadcast(gy * b, a) if isinstance(a, Tensor) and a._requires_grad else None
+        gb = unbroadcast(gy * a, b) if isinstance(b, Tensor) and b._requires_grad else None
+        return ga, gb
+
+
+class Divide(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a / b
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.inputs
+        ga = unbroadcast(gy / b, a) if isinstance(a, Tensor) and a._requires_grad else None
+        gb = unbroadcast(-gy * ctx.output() / b, b) if isinstance(b, Tensor) and b._requires_grad else None
+        return ga, gb
+
+
+class Pow(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a**b
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.inputs
+        ga = gb = None
+        if isinstance(a, Tensor) and a._requires_grad:
+            if isinstance(b, (int, float)) and not isinstance(b, bool):
+                ga = gy * b * a ** (b - 1) if b != 2 else gy * 2 * a
+            else:
+                ga = unbroadcast(gy * b * a ** (b - 1), a)
+        if isinstance(b, Tensor) and b._requires_grad:
+            # d(a**b)/db = a**b * log(a), taken as 0 where a == 0 and b >= 0 (as PyTorch does)
+            y = ctx.output()
+            safe = where(equal(a, 0) & greater_equal(b, 0), 0.0, y * log(where(equal(a, 0), 1.0, a)))
+            gb = unbroadcast(gy * safe, b)
+        return ga, gb
+
+
+class _NoGrad(Function):
+    """Base of ops whose output has no gradient (comparisons, rounding to integers, bit ops)."""
+
+    native = True
+    differentiable = False
+    kernel: Callable[..., Any]
+
+    @staticmethod
+    def backward(ctx, gy):
+        return tuple(None for _ in ctx.inputs)
+
+
+def _binary(cls: type[Function], a: Any, b: Any) -> Tensor:
+    a, b = binary_operands(a, b, cls.__name__.lower())
+    return cls.apply(a, b)
+
+
+def add(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 + x2``, broadcasting."""
+    return _binary(Add, x1, x2)
+
+
+def subtract(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 - x2``, broadcasting."""
+    return _binary(Subtract, x1, x2)
+
+
+def multiply(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 * x2``, broadcasting."""
+    return _binary(Multiply, x1, x2)
+
+
+def divide(x1: Any, x2: Any, /) -> Tensor:
+    """True division; integer operands give the default float dtype (as in PyTorch)."""
+    x1, x2 = binary_operands(x1, x2, "divide")
+    ref = x1 if isinstance(x1, Tensor) else x2
+    if ref.dtype.kind not in "fc":
+        from .manipulation import astype
+
+        if isinstance(x1, Tensor):
+            x1 = astype(x1, dt.default_float)
+        if isinstance(x2, Tensor):
+            x2 = astype(x2, dt.default_float)
+    return Divide.apply(x1, x2)
+
+
+def pow(x1: Any, x2: Any, /) -> Tensor:  # noqa: A001 - the Array API name
+    """``x1 ** x2``; the gradient flows to both the base and the exponent."""
+    return _binary(Pow, x1, x2)
+
+
+def negative(x: Tensor, /) -> Tensor:
+    """``-x``."""
+    return Negative.apply(x)
+
+
+def positive(x: Tensor, /) -> Tensor:
+    """``+x`` (returns ``x``)."""
+    return x
+
+
+def reciprocal(x: Tensor, /) -> Tensor:
+    """``1 / x``."""
+    return divide(1.0, x)
+
+
+def rsqrt(x: Tensor, /) -> Tensor:
+    """``1 / sqrt(x)``."""
+    return divide(1.0, sqrt(x))
+
+
+# -- unary ops, declared with their gradients -----------------------------------------------------
+
+GradFn = Callable[[Tensor, Tensor, Tensor], Tensor]
+
+
+def _unary(kernel: str, grad: GradFn | None, doc: str) -> Callable[[Tensor], Tensor]:
+    """Declare a unary op: ``xp.<kernel>`` forward, ``grad(x, y, gy)`` backward (None: not differentiable)."""
+
+    def forward(ctx: Any, x: Any) -> Any:
+        k = ctx.device.backend.kernels.get(kernel)
+        return k(x) if k is not None else getattr(ctx.xp, kernel)(x)
+
+    def backward(ctx: Any, gy: Tensor) -> Any:
+        assert grad is not None
+        x = ctx.inputs[0]
+        return grad(x, ctx.output(), gy)
+
+    cls = type(
+        kernel.capitalize(),
+        (Function,),
+        {
+            "__slots__": (),
+            "native": True,
+            "differentiable": grad is not None,
+            "forward": staticmethod(forward),
+            "backward": staticmethod(backward),
+            "__module__": __name__,
+        },
+    )
+    apply = cls.apply
+
+    def op(x: Tensor, /) -> Tensor:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{kernel}: expected a Tensor, got {type(x).__name__}")
+        return apply(x)
+
+    op.__name__ = op.__qualname__ = kernel
+    op.__doc__ = doc
+    op.Function = cls  # type: ignore[attr-defined]
+    return op
+
+
+def _zero(x: Tensor, y: Tensor, gy: Tensor) -> Tensor:
+    from .creation import zeros_like
+
+    return zeros_like(gy)
+
+
+exp = _unary("exp", lambda x, y, gy: gy * y, "e ** x, element-wise.")
+expm1 = _unary("expm1", lambda x, y, gy: gy * (y + 1), "exp(x) - 1, accurate near 0.")
+log = _unary("log", lambda x, y, gy: gy / x, "Natural logarithm.")
+log1p = _unary("log1p", lambda x, y, gy: gy / (x + 1), "log(1 + x), accurate near 0.")
+log2 = _unary("log2", lambda x, y, gy: gy / (x * math.log(2.0)), "Base-2 logarithm.")
+log10 = _unary("log10", lambda x, y, gy: gy / (x * math.log(10.0)), "Base-10 logarithm.")
+sqrt = _unary("sqrt", lambda x, y, gy: gy / (2 * y), "Square root.")
+square = _unary("square", lambda x, y, gy: gy * 2 * x, "x * x.")
+abs = _unary("abs", lambda x, y, gy: gy * sign(x), "Absolute value (gradient 0 at 0).")  # noqa: A001
+sin = _unary("sin", lambda x, y, gy: gy * cos(x), "Sine.")
+cos = _unary("cos", lambda x, y, gy: -gy * sin(x), "Cosine.")
+tan = _unary("tan", lambda x, y, gy: gy * (1 + y * y), "Tangent.")
+asin = _unary("asin", lambda x, y, gy: gy / sqrt(1 - x * x), "Inverse sine.")
+acos = _unary("acos", lambda x, y, gy: -gy / sqrt(1 - x * x), "Inverse cosine.")
+atan = _unary("atan", lambda x, y, gy: gy / (1 + x * x), "Inverse tangent.")
+sinh = _unary("sinh", lambda x, y, gy: gy * cosh(x), "Hyperbolic sine.")
+cosh = _unary("cosh", lambda x, y, gy: gy * sinh(x), "Hyperbolic cosine.")
+tanh = _unary("tanh", lambda x, y, gy: gy * (1 - y * y), "Hyperbolic tangent.")
+asinh = _unary("asinh", lambda x, y, gy: gy / sqrt(x * x + 1), "Inverse hyperbolic sine.")
+acosh = _unary("acosh", lambda x, y, gy: gy / sqrt(x * x - 1), "Inverse hyperbolic cosine.")
+atanh = _unary("atanh", lambda x, y, gy: gy / (1 - x * x), "Inverse hyperbolic tangent.")
+sign = _unary("sign", _zero, "-1, 0 or 1 by the sign of x (gradient 0).")
+floor = _unary("floor", _zero, "Round down (gradient 0).")
+ceil = _unary("ceil", _zero, "Round up (gradient 0).")
+round = _unary("round", _zero, "Round half to even (gradient 0).")  # noqa: A001
+trunc = _unary("trunc", _zero, "Round toward zero (gradient 0).")
+Negative = _unary("negative", lambda x, y, gy: -gy, "").Function  # type: ignore[attr-defined]
+conj = _unary("conj", lambda x, y, gy: conj(gy), "Complex conjugate.")
+isnan = _unary("isnan", None, "Whether each element is NaN.")
+isinf = _unary("isinf", None, "Whether each element is +-inf.")
+isfinite = _unary("isfinite", None, "Whether each element is finite.")
+signbit = _unary("signbit", None, "Whether the sign bit is set.")
+logical_not = _unary("logical_not", None, "Logical NOT.")
+bitwise_invert = _unary("bitwise_invert", None, "Bit-wise NOT (logical NOT on bools).")
+
+
+class Sigmoid(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x):
+        k = ctx.device.backend.kernels.get("sigmoid")
+        if k is not None:
+            return k(x)
+        # tanh form: no overflow for large |x|
+        return 0.5 * (ctx.xp.tanh(0.5 * x) + 1.0)
+
+    @staticmethod
+    def backward(ctx, gy):
+        y = ctx.output()
+        return gy * y * (1 - y)
+
+
+def sigmoid(x: Tensor, /) -> Tensor:
+    """The logistic function 1 / (1 + exp(-x)), stable for large |x|."""
+    return Sigmoid.apply(x)
+
+
+class Relu(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return ctx.xp.maximum(x, 0)
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy * (ctx.inputs[0] > 0)
+
+
+def relu(x: Tensor, /) -> Tensor:
+    """max(x, 0) (gradient 0 at 0, as in PyTorch)."""
+    return Relu.apply(x)
+
+
+_ERF_P = 0.3275911
+_ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def _generic_erf(xp: Any, x: Any) -> Any:
+    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7); backends supply an exact kernel when they have one
+    s = xp.sign(x)
+    a = xp.abs(x)
+    t = 1.0 / (1.0 + _ERF_P * a)
+    poly = t * (_ERF_A[0] + t * (_ERF_A[1] + t * (_ERF_A[2] + t * (_ERF_A[3] + t * _ERF_A[4]))))
+    return s * (1.0 - poly * xp.exp(-a * a))
+
+
+class Erf(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x):
+        k = ctx.device.backend.kernels.get("erf")
+        return k(x) if k is not None else _generic_erf(ctx.xp, x)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x = ctx.inputs[0]
+        return gy * (2.0 / math.sqrt(math.pi)) * exp(-(x * x))
+
+
+def erf(x: Tensor, /) -> Tensor:
+    """The error function."""
+    return Erf.apply(x)
+
+
+# -- binary functions with gradients ----------------------------------------------------------------
+
+
+class Maximum(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return ctx.xp.maximum(a, b)
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.inputs
+        # ties share the gradient equally, as PyTorch does
+        ga = gb = None
+        if isinstance(a, Tensor) and a._requires_grad:
+            ga = unbroadcast(gy * (where(greater(a, b), 1.0, 0.0) + where(equal(a, b), 0.5, 0.0)), a)
+        if isinstance(b, Tensor) and b._requires_grad:
+            gb = unbroadcast(gy * (where(less(a, b), 1.0, 0.0) + where(equal(a, b), 0.5, 0.0)), b)
+        return ga, gb
+
+
+class Minimum(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return ctx.xp.minimum(a, b)
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.inputs
+        ga = gb = None
+        if isinstance(a, Tensor) and a._requires_grad:
+            ga = unbroadcast(gy * (where(less(a, b), 1.0, 0.0) + where(equal(a, b), 0.5, 0.0)), a)
+        if isinstance(b, Tensor) and b._requires_grad:
+            gb = unbroadcast(gy * (where(greater(a, b), 1.0, 0.0) + where(equal(a, b), 0.5, 0.0)), b)
+        return ga, gb
+
+
+def _scalar_array(ctx: Any, value: Any, like: Any) -> Any:
+    return ctx.xp.asarray(value, dtype=like.dtype) if not hasattr(value, "shape") else value
+
+
+class Atan2(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return ctx.xp.atan2(*_arrays(ctx, a, b))
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.inputs
+        denom = a * a + b * b
+        return unbroadcast(gy * b / denom, a), unbroadcast(-gy * a / denom, b)
+
+
+class Hypot(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return ctx.xp.hypot(*_arrays(ctx, a, b))
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.inputs
+        y = ctx.output()
+        return unbroadcast(gy * a / y, a), unbroadcast(gy * b / y, b)
+
+
+class Logaddexp(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return ctx.xp.logaddexp(*_arrays(ctx, a, b))
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.inputs
+        y = ctx.output()
+        return unbroadcast(gy * exp(a - y), a), unbroadcast(gy * exp(b - y), b)
+
+
+class Copysign(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return ctx.xp.copysign(*_arrays(ctx, a, b))
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.inputs
+        y = ctx.output()
+        ga = unbroadcast(gy * where(equal(a, 0), 0.0, y / where(equal(a, 0), 1.0, a)), a)
+        return ga, None
+
+
+def _arrays(ctx: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    """Array API functions (unlike operators) may not take Python scalars: make them 0-d arrays."""
+    if not hasattr(a, "shape"):
+        a = ctx.xp.asarray(a, dtype=b.dtype)
+    if not hasattr(b, "shape"):
+        b = ctx.xp.asarray(b, dtype=a.dtype)
+    return a, b
+
+
+def maximum(x1: Any, x2: Any, /) -> Tensor:
+    """Element-wise maximum (ties split the gradient)."""
+    return _binary(Maximum, x1, x2)
+
+
+def minimum(x1: Any, x2: Any, /) -> Tensor:
+    """Element-wise minimum (ties split the gradient)."""
+    return _binary(Minimum, x1, x2)
+
+
+def atan2(x1: Any, x2: Any, /) -> Tensor:
+    """The angle of the point (x2, x1)."""
+    return _binary(Atan2, x1, x2)
+
+
+def hypot(x1: Any, x2: Any, /) -> Tensor:
+    """sqrt(x1**2 + x2**2) without overflow."""
+    return _binary(Hypot, x1, x2)
+
+
+def logaddexp(x1: Any, x2: Any, /) -> Tensor:
+    """log(exp(x1) + exp(x2)), stable."""
+    return _binary(Logaddexp, x1, x2)
+
+
+def copysign(x1: Any, x2: Any, /) -> Tensor:
+    """|x1| with the sign of x2."""
+    return _binary(Copysign, x1, x2)
+
+
+class Clip(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        xp = ctx.xp
+        if lo is not None:
+            x = xp.maximum(x, lo if hasattr(lo, "shape") else xp.asarray(lo, dtype=x.dtype))
+        if hi is not None:
+            x = xp.minimum(x, hi if hasattr(hi, "shape") else xp.asarray(hi, dtype=x.dtype))
+        return x
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, lo, hi = ctx.inputs
+        inside = None
+        if lo is not None:
+            inside = greater_equal(x, lo)
+        if hi is not None:
+            m = less_equal(x, hi)
+            inside = m if inside is None else logical_and(inside, m)
+        gx = gy if inside is None else where(inside, gy, 0.0)
+        glo = unbroadcast(where(less(x, lo), gy, 0.0), lo) if isinstance(lo, Tensor) else None
+        ghi = unbroadcast(where(greater(x, hi), gy, 0.0), hi) if isinstance(hi, Tensor) else None
+        return unbroadcast(gx, x), glo, ghi
+
+
+def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Clamp ``x`` to [min, max]; the gradient passes where min <= x <= max."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"clip: expected a Tensor, got {type(x).__name__}")
+    if min is not None and not isinstance(min, (Tensor, int, float)):
+        raise TypeError(f"clip: min must be a number or a Tensor, got {type(min).__name__}")
+    if max is not None and not isinstance(max, (Tensor, int, float)):
+        raise TypeError(f"clip: max must be a number or a Tensor, got {type(max).__name__}")
+    if x.dtype.kind not in "fc" and (type(min) is float or type(max) is float):
+        from .manipulation import astype
+
+        x = astype(x, dt.default_float)
+    return Clip.apply(x, min, max)
+
+
+class Where(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        return ctx.xp.where(cond, *_arrays(ctx, a, b))
+
+    @staticmethod
+    def backward(ctx, gy):
+        cond, a, b = ctx.inputs
+        ga = unbroadcast(where(cond, gy, 0.0), a) if isinstance(a, Tensor) and a._requires_grad else None
+        gb = unbroadcast(where(cond, 0.0, gy), b) if isinstance(b, Tensor) and b._requires_grad else None
+        return None, ga, gb
+
+
+def where(condition: Tensor, x1: Any, x2: Any, /) -> Tensor:
+    """``x1`` where ``condition`` holds, else ``x2`` (broadcasting); gradients go to the chosen side."""
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
+    if condition.dtype is not dt.bool:
+        raise TypeError(f"where: condition must be a bool tensor, got {condition.dtype.name}")
+    if isinstance(x1, Tensor) or isinstance(x2, Tensor):
+        x1, x2 = binary_operands(x1, x2, "where")
+    else:
+        from .creation import asarray
+
+        x1 = asarray(x1, device=condition.device)
+        x1, x2 = binary_operands(x1, x2, "where")
+    return Where.apply(condition, x1, x2)
+
+
+# -- comparisons, logic and bit ops (no gradient) -----------------------------------------------------
+
+
+def _nograd_binary(name: str, doc: str, operator: Callable[[Any, Any], Any] | None = None) -> Callable[..., Tensor]:
+    def forward(ctx: Any, a: Any, b: Any) -> Any:
+        if operator is not None:
+            return operator(a, b)
+        return getattr(ctx.xp, name)(*_arrays(ctx, a, b))
+
+    cls = type(
+        "".join(p.capitalize() for p in name.split("_")),
+        (_NoGrad,),
+        {"__slots__": (), "forward": staticmethod(forward), "__module__": __name__},
+    )
+
+    def op(x1: Any, x2: Any, /) -> Tensor:
+        return _binary(cls, x1, x2)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
+
+
+equal = _nograd_binary("equal", "Element-wise ``x1 == x2`` (bool).", lambda a, b: a == b)
+not_equal = _nograd_binary("not_equal", "Element-wise ``x1 != x2`` (bool).", lambda a, b: a != b)
+less = _nograd_binary("less", "Element-wise ``x1 < x2`` (bool).", lambda a, b: a < b)
+less_equal = _nograd_binary("less_equal", "Element-wise ``x1 <= x2`` (bool).", lambda a, b: a <= b)
+greater = _nograd_binary("greater", "Element-wise ``x1 > x2`` (bool).", lambda a, b: a > b)
+greater_equal = _nograd_binary("greater_equal", "Element-wise ``x1 >= x2`` (bool).", lambda a, b: a >= b)
+logical_and = _nograd_binary("logical_and", "Element-wise logical AND.")
+logical_or = _nograd_binary("logical_or", "Element-wise logical OR.")
+logical_xor = _nograd_binary("logical_xor", "Element-wise logical XOR.")
+bitwise_and = _nograd_binary("bitwise_and", "Bit-wise AND (logical on bools).", lambda a, b: a & b)
+bitwise_or = _nograd_binary("bitwise_or", "Bit-wise OR (logical on bools).", lambda a, b: a | b)
+bitwise_xor = _nograd_binary("bitwise_xor", "Bit-wise XOR (logical on bools).", lambda a, b: a ^ b)
+bitwise_left_shift = _nograd_binary("bitwise_left_shift", "Shift bits left.", lambda a, b: a << b)
+bitwise_right_shift = _nograd_binary("bitwise_right_shift", "Shift bits right.", lambda a, b: a >> b)
+floor_divide = _nograd_binary("floor_divide", "Floor division (gradient 0).", lambda a, b: a // b)
+
+
+class Remainder(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a % b
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.inputs
+        gb = None
+        if isinstance(b, Tensor) and b._requires_grad:
+            gb = unbroadcast(-gy * floor(a / b), b)
+        return unbroadcast(gy, a), gb
+
+
+def remainder(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 % x2`` with the sign of ``x2`` (Python's convention)."""
+    return _binary(Remainder, x1, x2)

@@ -1,0 +1,180 @@
+"""Indexing: ``x[key]`` with gradients that scatter back (repeated indices accumulate), take, setitem."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _dtypes as dt
+from .._autograd import Function, _mode
+from .._tensor import Tensor
+
+__all__ = ["getitem", "setitem", "take", "take_along_axis"]
+
+
+def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
+    """Translate an index into the backend's terms; report whether it uses advanced indexing."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    out = []
+    advanced = False
+    for k in key:
+        if isinstance(k, Tensor):
+            if k._device is not x._device:
+                raise RuntimeError(f"indexing: the index is on {k.device} but the tensor is on {x.device}")
+            kind = k.dtype.kind
+            if kind not in "biu":
+                raise IndexError(f"indexing: tensors used as indices must be integer or bool, got {k.dtype.name}")
+            if kind == "b" and not x._device.backend.capabilities.get("data_dependent_shapes", True):
+                raise IndexError(
+                    f"indexing: backend {x._device.backend.name!r} cannot index with a boolean mask (the result's "
+                    "shape depends on the data); use lucid_core.where(mask, x, 0) instead"
+                )
+            out.append(k._data)
+            advanced = True
+        elif isinstance(k, (list, tuple)):
+            arr = x._device.backend.asarray(k, dt.bool if k and all(isinstance(v, bool) for v in k) else dt.int64, x._device)
+            out.append(arr)
+            advanced = True
+        elif k is None or k is Ellipsis or isinstance(k, (int, slice)):
+            if isinstance(k, bool):
+                raise IndexError("indexing: a Python bool is not a valid index; use a bool tensor")
+            out.append(k)
+        elif hasattr(k, "__index__"):
+            out.append(int(k))
+        elif x._device.backend.array_types and isinstance(k, x._device.backend.array_types):
+            out.append(k)
+            advanced = True
+        else:
+            raise IndexError(f"indexing: unsupported index of type {type(k).__name__}")
+    return tuple(out), advanced
+
+
+def _check_bounds(x: Tensor, key: tuple[Any, ...]) -> None:
+    """Plain integer indices get a clear IndexError before the backend sees them."""
+    consuming = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if consuming > x.ndim:
+        raise IndexError(f"too many indices ({consuming}) for a tensor of dimension {x.ndim}")
+    dim = 0
+    for k in key:
+        if k is Ellipsis:
+            dim += x.ndim - consuming
+            continue
+        if k is None:
+            continue
+        if isinstance(k, int):
+            n = x.shape[dim]
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
+        dim += 1
+
+
+class GetItem(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, key, advanced):
+        return x[key]
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, key, advanced = ctx.inputs
+        return IndexAdd.apply(gy, key, advanced, x.shape), None, None
+
+
+class IndexAdd(Function):
+    """Zeros of ``shape`` with ``values`` added at ``key`` (repeated indices accumulate)."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, values, key, advanced, shape):
+        xp = ctx.xp
+        z = xp.zeros(shape, dtype=values.dtype)
+        k = ctx.device.backend.kernels.get("index_add")
+        if k is not None:
+            return k(z, key, values)
+        if advanced:
+            raise NotImplementedError(
+                f"backend {ctx.device.backend.name!r} has no 'index_add' kernel, so gradients of advanced "
+                "indexing cannot be scattered"
+            )
+        z[key] = values
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        _, key, advanced, _ = ctx.inputs
+        return GetItem.apply(gz, key, advanced), None, None, None
+
+
+def getitem(x: Tensor, key: Any) -> Tensor:
+    """``x[key]``: ints, slices, ``...``, ``None``, bool masks and integer tensors/lists."""
+    nkey, advanced = _native_key(x, key)
+    if not advanced:
+        _check_bounds(x, nkey)
+    try:
+        return GetItem.apply(x, nkey, advanced)
+    except IndexError as exc:
+        raise IndexError(f"indexing a tensor of shape {x.shape}: {exc}") from None
+
+
+def setitem(x: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value`` for tensors outside the graph (in place)."""
+    if x._requires_grad and _mode.enabled:
+        raise RuntimeError(
+            "setitem: cannot assign into a tensor that requires grad; do it under lucid_core.no_grad(), "
+            "or build the result with lucid_core.where / concat"
+        )
+    nkey, advanced = _native_key(x, key)
+    if not advanced:
+        _check_bounds(x, nkey)
+    if isinstance(value, Tensor):
+        if value._device is not x._device:
+            raise RuntimeError(f"setitem: value is on {value.device} but the tensor is on {x.device}")
+        v = value._data
+        if v.dtype != x._data.dtype:
+            v = x._device.xp.astype(v, x._data.dtype)
+    else:
+        v = x._device.backend.asarray(value, x.dtype, x._device)
+    k = x._device.backend.kernels.get("setitem")
+    if k is not None:
+        x._data = k(x._data, nkey, v)
+    else:
+        x._data[nkey] = v
+
+
+def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:
+    """Elements at integer ``indices`` along ``axis`` (flattened when None)."""
+    from ._helpers import normalize_axis
+    from .manipulation import reshape
+
+    if axis is None:
+        if x.ndim != 1:
+            x = reshape(x, (-1,))
+        axis = 0
+    ax = normalize_axis(axis, x.ndim, "take")
+    if not isinstance(indices, Tensor):
+        from .creation import asarray
+
+        indices = asarray(indices, dtype=dt.int64, device=x.device)
+    return getitem(x, (slice(None),) * ax + (indices,))
+
+
+def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
+    """Pick ``x``'s elements along ``axis`` by ``indices`` of the same rank (as after ``argsort``)."""
+    from ._helpers import normalize_axis
+    from .creation import arange
+    from .manipulation import reshape
+
+    if indices.ndim != x.ndim:
+        raise ValueError(f"take_along_axis: indices have {indices.ndim} dimensions but x has {x.ndim}")
+    ax = normalize_axis(axis, x.ndim, "take_along_axis")
+    key = []
+    for d in range(x.ndim):
+        if d == ax:
+            key.append(indices)
+        else:
+            shape = [1] * x.ndim
+            shape[d] = indices.shape[d] if indices.shape[d] == x.shape[d] else x.shape[d]
+            key.append(reshape(arange(x.shape[d], device=x.device), shape))
+    return getitem(x, tuple(key))

@@ -1,0 +1,219 @@
+"""Products: matmul, tensordot, vecdot, einsum (the ``linalg`` extension lives in ``lucid_core.linalg``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._autograd import Function
+from .._tensor import Tensor
+from ._helpers import binary_operands, sum_to
+
+__all__ = ["matmul", "tensordot", "vecdot", "einsum", "outer"]
+
+
+class Matmul(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return ctx.xp.matmul(a, b)
+
+    @staticmethod
+    def backward(ctx, gy):
+        from .manipulation import matrix_transpose as mt
+
+        a, b = ctx.inputs
+        ga = sum_to(matmul(gy, mt(b)), a.shape) if a._requires_grad else None
+        gb = sum_to(matmul(mt(a), gy), b.shape) if b._requires_grad else None
+        return ga, gb
+
+
+def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
+    """Matrix product with batch broadcasting; 1-D operands act as row/column vectors."""
+    from .manipulation import expand_dims, squeeze
+
+    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor):
+        x1, x2 = binary_operands(x1, x2, "matmul")
+        if not isinstance(x1, Tensor) or not isinstance(x2, Tensor):
+            raise TypeError("matmul: operands must be tensors, not Python scalars")
+    elif x1._data.dtype != x2._data.dtype:
+        x1, x2 = binary_operands(x1, x2, "matmul")
+    s1, s2 = x1._data.shape, x2._data.shape
+    if len(s1) == 0 or len(s2) == 0:
+        raise ValueError(f"matmul: operands must have at least 1 dimension, got shapes {tuple(s1)} and {tuple(s2)}")
+    if len(s1) >= 2 and len(s2) >= 2:
+        if s1[-1] != s2[-2]:
+            raise ValueError(
+                f"matmul: shapes {tuple(s1)} and {tuple(s2)} do not align ({s1[-1]} != {s2[-2]})"
+            )
+        return Matmul.apply(x1, x2)
+    a = expand_dims(x1, axis=0) if len(s1) == 1 else x1
+    b = expand_dims(x2, axis=-1) if len(s2) == 1 else x2
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"matmul: shapes {tuple(s1)} and {tuple(s2)} do not align ({a.shape[-1]} != {b.shape[-2]})")
+    y = Matmul.apply(a, b)
+    if len(s2) == 1:
+        y = squeeze(y, axis=-1)
+    if len(s1) == 1:
+        y = squeeze(y, axis=-2 if len(s2) > 1 else -1)
+    return y
+
+
+def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+    """Dot product of vectors along ``axis`` (the first operand conjugated), broadcasting the rest."""
+    from .elementwise import multiply
+    from .reduction import sum as sum_
+
+    if x1.shape[axis] != x2.shape[axis]:
+        raise ValueError(f"vecdot: axis {axis} has size {x1.shape[axis]} in x1 but {x2.shape[axis]} in x2")
+    if x1.dtype.kind == "c":
+        from .elementwise import conj
+
+        x1 = conj(x1)
+    return sum_(multiply(x1, x2), axis=axis)
+
+
+def outer(x1: Tensor, x2: Tensor, /) -> Tensor:
+    """Outer product of two vectors."""
+    from .manipulation import expand_dims
+
+    return expand_dims(x1, axis=-1) * expand_dims(x2, axis=0)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Tensor:
+    """Sum products over the given axes of ``x1`` and ``x2`` (the last/first ``axes`` when an int)."""
+    n1, n2 = x1.ndim, x2.ndim
+    if isinstance(axes, int):
+        if axes < 0 or axes > min(n1, n2):
+            raise ValueError(f"tensordot: axes={axes} is out of range for {n1}-D and {n2}-D operands")
+        a1 = list(range(n1 - axes, n1))
+        a2 = list(range(axes))
+    else:
+        a1 = [a % n1 for a in axes[0]]
+        a2 = [a % n2 for a in axes[1]]
+        if len(a1) != len(a2):
+            raise ValueError(f"tensordot: {len(a1)} axes for x1 but {len(a2)} for x2")
+    for i, j in zip(a1, a2):
+        if x1.shape[i] != x2.shape[j]:
+            raise ValueError(f"tensordot: axis {i} of x1 has size {x1.shape[i]} but axis {j} of x2 has {x2.shape[j]}")
+    s1 = list(_LETTERS[:n1])
+    s2 = list(_LETTERS[n1 : n1 + n2])
+    for i, j in zip(a1, a2):
+        s2[j] = s1[i]
+    out = [c for k, c in enumerate(s1) if k not in a1] + [c for k, c in enumerate(s2) if k not in a2]
+    return einsum(f"{''.join(s1)},{''.join(s2)}->{''.join(out)}", x1, x2)
+
+
+def _parse_einsum(subscripts: str, operands: Sequence[Tensor]) -> tuple[list[str], str]:
+    s = subscripts.replace(" ", "")
+    if "." in s:
+        # expand ellipses into explicit letters so the backward can be written plainly
+        lhs, _, rhs = s.partition("->")
+        used = set(c for c in s if c.isalpha())
+        free = [c for c in _LETTERS if c not in used]
+        parts = lhs.split(",")
+        nell = 0
+        for p, t in zip(parts, operands):
+            if "..." in p:
+                nell = max(nell, t.ndim - (len(p) - 3))
+        ell = "".join(free[:nell])
+        new_parts = []
+        for p, t in zip(parts, operands):
+            if "..." in p:
+                k = t.ndim - (len(p) - 3)
+                p = p.replace("...", ell[nell - k :])
+            new_parts.append(p)
+        lhs = ",".join(new_parts)
+        if _ == "":
+            rhs = ell + "".join(sorted(c for c in lhs if c.isalpha() and lhs.count(c) == 1 and c not in ell))
+        else:
+            rhs = rhs.replace("...", ell)
+        s = f"{lhs}->{rhs}"
+    if "->" in s:
+        lhs, rhs = s.split("->")
+    else:
+        lhs = s
+        letters = [c for c in lhs if c.isalpha()]
+        rhs = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    ins = lhs.split(",")
+    if len(ins) != len(operands):
+        raise ValueError(f"einsum: {len(ins)} operand subscripts but {len(operands)} operands")
+    for p, t in zip(ins, operands):
+        if len(p) != t.ndim:
+            raise ValueError(f"einsum: subscripts {p!r} name {len(p)} axes but the operand has shape {t.shape}")
+    return ins, rhs
+
+
+class Einsum(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, spec, *xs):
+        k = ctx.device.backend.kernels.get("einsum")
+        if k is None:
+            raise NotImplementedError(f"einsum: backend {ctx.device.backend.name!r} has no einsum kernel")
+        return k(spec, *xs)
+
+    @staticmethod
+    def backward(ctx, gy):
+        from .manipulation import broadcast_to
+
+        spec = ctx.inputs[0]
+        xs = ctx.inputs[1:]
+        ins, rhs = spec.split("->")
+        parts = ins.split(",")
+        grads: list[Any] = [None]
+        for i, x in enumerate(xs):
+            if not (isinstance(x, Tensor) and x._requires_grad):
+                grads.append(None)
+                continue
+            others = [p for j, p in enumerate(parts) if j != i]
+            avail = set(rhs).union(*others) if others else set(rhs)
+            target = "".join(c for c in parts[i] if c in avail)
+            # letters only in this operand (summed out) come back by broadcasting
+            sub = ",".join([rhs, *others]) + "->" + _dedup(target)
+            g = einsum(sub, gy, *[o for j, o in enumerate(xs) if j != i])
+            if _dedup(target) != parts[i]:
+                g = _expand_to(g, _dedup(target), parts[i], x.shape, broadcast_to)
+            grads.append(g)
+        return tuple(grads)
+
+
+def _dedup(s: str) -> str:
+    out = ""
+    for c in s:
+        if c not in out:
+            out += c
+    return out
+
+
+def _expand_to(g: Tensor, have: str, want: str, shape: tuple[int, ...], broadcast_to: Any) -> Tensor:
+    from .manipulation import reshape
+
+    if len(set(want)) != len(want):
+        raise NotImplementedError(f"einsum: gradient for repeated subscripts {want!r} (diagonals) is not supported")
+    # reshape g (axes in `have` order) so missing letters are size-1, then broadcast
+    order = [c for c in want if c in have]
+    if order != list(have):
+        g = einsum(f"{have}->{''.join(order)}", g)
+    shp = tuple(shape[k] if c in have else 1 for k, c in enumerate(want))
+    return broadcast_to(reshape(g, shp), shape)
+
+
+def einsum(subscripts: str, /, *operands: Tensor) -> Tensor:
+    """Einstein summation (``"ij,jk->ik"``); differentiable in every operand."""
+    if not operands:
+        raise ValueError("einsum: needs at least one operand")
+    for i, t in enumerate(operands):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"einsum: operand {i} is a {type(t).__name__}, expected a Tensor")
+    ins, rhs = _parse_einsum(subscripts, operands)
+    for p in ins:
+        if len(set(p)) != len(p):
+            raise NotImplementedError(f"einsum: repeated subscripts within one operand ({p!r}) are not supported")
+    spec = ",".join(ins) + "->" + rhs
+    return Einsum.apply(spec, *operands)

@@ -1,0 +1,325 @@
+"""Reductions: sum, mean, max/min, prod, var/std, logsumexp, cumulative sums, all/any."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _dtypes as dt
+from .._autograd import Function
+from .._tensor import Tensor
+from ._helpers import expand_reduced, normalize_axes, normalize_axis
+
+__all__ = ["sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "cumulative_sum", "cumulative_prod", "all", "any"]
+
+
+def _check(x: Any, name: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    return x
+
+
+class Sum(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims, dtype):
+        return ctx.xp.sum(x, axis=axes, keepdims=keepdims, dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, axes, keepdims, _ = ctx.inputs
+        g = expand_reduced(gy, x.shape, axes, keepdims)
+        if g.dtype is not x.dtype:
+            g = astype(g, x.dtype)
+        return g, None, None, None
+
+
+def sum(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """Sum over ``axis`` (all axes by default); integers and bools sum in the default integer dtype."""
+    _check(x, "sum")
+    axes = normalize_axes(axis, x.ndim, "sum")
+    native = None
+    if dtype is not None:
+        native = x._device.backend.native_dtype(dt.as_dtype(dtype))
+    elif x.dtype.kind in "bi" and x.dtype is not dt.int64:
+        native = x._device.backend.native_dtype(dt.int64)
+    elif x.dtype.kind == "u" and x.dtype is not dt.uint64:
+        native = x._device.backend.native_dtype(dt.uint64)
+    return Sum.apply(x, axes, keepdims, native)
+
+
+def mean(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
+    """Arithmetic mean over ``axis`` (a floating-point tensor is required, as in the standard)."""
+    _check(x, "mean")
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"mean: expected a floating-point tensor, got {x.dtype.name}; cast it with .astype(float32)")
+    axes = normalize_axes(axis, x.ndim, "mean")
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    return sum(x, axis=axes, keepdims=keepdims) / (n if n else float("nan"))
+
+
+class _Extremum(Function):
+    native = True
+    kernel = "max"
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims):
+        return getattr(ctx.xp, ctx.kernel)(x, axis=axes, keepdims=keepdims)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, axes, keepdims = ctx.inputs
+        y = expand_reduced(ctx.output(), x.shape, axes, keepdims)
+        mask = astype(x == y, gy.dtype)
+        # ties share the gradient equally
+        count = sum(mask, axis=axes, keepdims=True)
+        return expand_reduced(gy, x.shape, axes, keepdims) * mask / count, None, None
+
+
+class Max(_Extremum):
+    __slots__ = ()
+    kernel = "max"
+
+
+class Min(_Extremum):
+    __slots__ = ()
+    kernel = "min"
+
+
+def _extremum(cls: type[Function], x: Tensor, axis: Any, keepdims: bool, name: str) -> Tensor:
+    _check(x, name)
+    axes = normalize_axes(axis, x.ndim, name)
+    for a in axes:
+        if x.shape[a] == 0:
+            raise ValueError(f"{name}: cannot reduce over axis {a} of size 0 (shape {x.shape})")
+    return cls.apply(x, axes, keepdims)
+
+
+def max(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """Largest value over ``axis``; tied maxima share the gradient."""
+    return _extremum(Max, x, axis, keepdims, "max")
+
+
+def min(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """Smallest value over ``axis``; tied minima share the gradient."""
+    return _extremum(Min, x, axis, keepdims, "min")
+
+
+class Prod(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims):
+        return ctx.xp.prod(x, axis=axes, keepdims=keepdims)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, axes, keepdims = ctx.inputs
+        g = expand_reduced(gy, x.shape, axes, keepdims)
+        # product of the other elements, exact even where x has zeros: move the reduced axes
+        # to the end, flatten them, and multiply exclusive cumulative products from both sides
+        from .manipulation import permute_dims, reshape
+
+        keep = [a for a in range(x.ndim) if a not in axes]
+        perm = tuple(keep) + tuple(axes)
+        xt = permute_dims(x, perm) if perm != tuple(range(x.ndim)) else x
+        lead = tuple(x.shape[a] for a in keep)
+        flat = reshape(xt, lead + (-1,))
+        left = cumulative_prod(flat, axis=-1, include_initial=True)[..., :-1]
+        rev = flat[..., ::-1]
+        right = cumulative_prod(rev, axis=-1, include_initial=True)[..., :-1][..., ::-1]
+        others = reshape(left * right, tuple(xt.shape))
+        inv = [0] * x.ndim
+        for i, p in enumerate(perm):
+            inv[p] = i
+        others = permute_dims(others, tuple(inv)) if perm != tuple(range(x.ndim)) else others
+        return g * others, None, None
+
+
+def prod(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+    """Product over ``axis``; the gradient is exact where elements are zero."""
+    _check(x, "prod")
+    if dtype is not None:
+        x = astype(x, dt.as_dtype(dtype))
+    return Prod.apply(x, normalize_axes(axis, x.ndim, "prod"), keepdims)
+
+
+def var(
+    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, correction: float = 0.0, keepdims: bool = False
+) -> Tensor:
+    """Variance over ``axis`` with ``correction`` degrees of freedom subtracted (1 for the unbiased estimate)."""
+    _check(x, "var")
+    axes = normalize_axes(axis, x.ndim, "var")
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    d = mean(x, axis=axes, keepdims=True)
+    dev = x - d
+    denom = n - correction
+    return sum(dev * dev, axis=axes, keepdims=keepdims) / (denom if denom > 0 else float("nan"))
+
+
+def std(
+    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, correction: float = 0.0, keepdims: bool = False
+) -> Tensor:
+    """Standard deviation: ``sqrt(var(x, ...))``."""
+    from .elementwise import sqrt
+
+    return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+class Logsumexp(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims):
+        k = ctx.device.backend.kernels.get("logsumexp")
+        if k is not None:
+            return k(x, axes, keepdims)
+        xp = ctx.xp
+        m = xp.max(x, axis=axes, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+        out = xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
+        return out if keepdims else xp.squeeze(out, axis=axes)
+
+    @staticmethod
+    def backward(ctx, gy):
+        from .elementwise import exp
+
+        x, axes, keepdims = ctx.inputs
+        y = expand_reduced(ctx.output(), x.shape, axes, keepdims)
+        return expand_reduced(gy, x.shape, axes, keepdims) * exp(x - y), None, None
+
+
+def logsumexp(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
+    """log(sum(exp(x))) over ``axis``, without overflow."""
+    _check(x, "logsumexp")
+    return Logsumexp.apply(x, normalize_axes(axis, x.ndim, "logsumexp"), keepdims)
+
+
+class CumulativeSum(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, axis, include_initial):
+        return ctx.xp.cumulative_sum(x, axis=axis, include_initial=include_initial)
+
+    @staticmethod
+    def backward(ctx, gy):
+        from .manipulation import flip
+
+        x, axis, include_initial = ctx.inputs
+        g = flip(cumulative_sum(flip(gy, axis=axis), axis=axis), axis=axis)
+        if include_initial:
+            from .indexing import getitem
+
+            idx = [slice(None)] * x.ndim
+            idx[axis] = slice(1, None)
+            g = getitem(g, tuple(idx))
+        return g, None, None
+
+
+def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Tensor:
+    """Running sum along ``axis`` (required unless ``x`` is 1-D)."""
+    _check(x, "cumulative_sum")
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"cumulative_sum: axis is required for a {x.ndim}-D tensor")
+        axis = 0
+    if dtype is not None:
+        x = astype(x, dt.as_dtype(dtype))
+    return CumulativeSum.apply(x, normalize_axis(axis, x.ndim, "cumulative_sum"), include_initial)
+
+
+class CumulativeProd(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, axis, include_initial):
+        xp = ctx.xp
+        k = ctx.device.backend.kernels.get("cumulative_prod")
+        if k is not None:
+            return k(x, axis, include_initial)
+        return xp.cumulative_prod(x, axis=axis, include_initial=include_initial)
+
+    @staticmethod
+    def backward(ctx, gy):
+        # d y_j / d x_i = prod_{k<=j, k!=i} x_k for j >= i; computed without dividing by x
+        from .elementwise import where
+        from .manipulation import expand_dims, moveaxis
+
+        x, axis, include_initial = ctx.inputs
+        y = ctx.output()
+        if include_initial:
+            from .indexing import getitem
+
+            idx = [slice(None)] * x.ndim
+            idx[axis] = slice(1, None)
+            y = getitem(y, tuple(idx))
+            gy = getitem(gy, tuple(idx))
+        n = x.shape[axis]
+        xm = moveaxis(x, axis, -1)
+        ym = moveaxis(y, axis, -1)
+        gm = moveaxis(gy, axis, -1)
+        from .creation import arange
+
+        i_idx = arange(n, device=x.device)
+        # others[..., i, j] = prod over k <= j, k != i of x_k (for j >= i)
+        xe = expand_dims(xm, axis=-2)  # (..., 1, n)
+        eye_mask = expand_dims(i_idx, axis=-1) == expand_dims(i_idx, axis=0)  # (n, n) [i, k]
+        repl = where(eye_mask, 1.0, xe)  # x with x_i replaced by 1: (..., n_i, n_k)
+        partial = cumulative_prod(repl, axis=-1)  # (..., i, j)
+        upper = expand_dims(i_idx, axis=-1) <= expand_dims(i_idx, axis=0)  # j >= i
+        contrib = where(upper, partial, 0.0) * expand_dims(gm, axis=-2)
+        g = sum(contrib, axis=-1)
+        del ym
+        return moveaxis(g, -1, axis), None, None
+
+
+def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Tensor:
+    """Running product along ``axis``; the gradient is exact where elements are zero."""
+    _check(x, "cumulative_prod")
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"cumulative_prod: axis is required for a {x.ndim}-D tensor")
+        axis = 0
+    if dtype is not None:
+        x = astype(x, dt.as_dtype(dtype))
+    return CumulativeProd.apply(x, normalize_axis(axis, x.ndim, "cumulative_prod"), include_initial)
+
+
+class _Logical(Function):
+    native = True
+    differentiable = False
+    kernel = "all"
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims):
+        return getattr(ctx.xp, ctx.kernel)(x, axis=axes, keepdims=keepdims)
+
+
+class AllOp(_Logical):
+    __slots__ = ()
+    kernel = "all"
+
+
+class AnyOp(_Logical):
+    __slots__ = ()
+    kernel = "any"
+
+
+def all(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """Whether every element along ``axis`` is true (non-zero)."""
+    _check(x, "all")
+    return AllOp.apply(x, normalize_axes(axis, x.ndim, "all"), keepdims)
+
+
+def any(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """Whether some element along ``axis`` is true (non-zero)."""
+    _check(x, "any")
+    return AnyOp.apply(x, normalize_axes(axis, x.ndim, "any"), keepdims)
+
+
+from .manipulation import astype  # noqa: E402 - manipulation imports this module too

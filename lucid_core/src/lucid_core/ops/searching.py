@@ -1,0 +1,150 @@
+"""Searching and sorting: argmax/argmin, sort/argsort, topk, nonzero, searchsorted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _dtypes as dt
+from .._autograd import Function
+from .._tensor import Tensor
+from ._helpers import normalize_axis
+
+__all__ = ["argmax", "argmin", "sort", "argsort", "topk", "nonzero", "searchsorted", "count_nonzero"]
+
+
+class _Index(Function):
+    """Ops whose result is integer positions: no gradient."""
+
+    native = True
+    differentiable = False
+
+
+class Argmax(_Index):
+    __slots__ = ()
+
+    @staticmethod
+    def forward(ctx, x, axis, keepdims):
+        return ctx.xp.argmax(x, axis=axis, keepdims=keepdims)
+
+
+class Argmin(_Index):
+    __slots__ = ()
+
+    @staticmethod
+    def forward(ctx, x, axis, keepdims):
+        return ctx.xp.argmin(x, axis=axis, keepdims=keepdims)
+
+
+class Argsort(_Index):
+    __slots__ = ()
+
+    @staticmethod
+    def forward(ctx, x, axis, descending, stable):
+        return ctx.xp.argsort(x, axis=axis, descending=descending, stable=stable)
+
+
+def _axis_or_none(x: Tensor, axis: int | None, name: str) -> int | None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    if x.size == 0:
+        raise ValueError(f"{name}: cannot be taken over an empty tensor (shape {x.shape})")
+    return None if axis is None else normalize_axis(axis, x.ndim, name)
+
+
+def _as_int64(t: Tensor) -> Tensor:
+    from .manipulation import astype
+
+    return t if t.dtype is dt.int64 else astype(t, dt.int64)
+
+
+def argmax(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    """Index of the first largest value along ``axis`` (of the flattened tensor when None)."""
+    return _as_int64(Argmax.apply(x, _axis_or_none(x, axis, "argmax"), keepdims))
+
+
+def argmin(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    """Index of the first smallest value along ``axis`` (of the flattened tensor when None)."""
+    return _as_int64(Argmin.apply(x, _axis_or_none(x, axis, "argmin"), keepdims))
+
+
+def argsort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+    """Indices that sort ``x`` along ``axis``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"argsort: expected a Tensor, got {type(x).__name__}")
+    if x.ndim == 0:
+        raise ValueError("argsort: needs at least 1 dimension")
+    return _as_int64(Argsort.apply(x, normalize_axis(axis, x.ndim, "argsort"), descending, stable))
+
+
+def sort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+    """``x`` sorted along ``axis``; the gradient goes back to each value's original place."""
+    from .indexing import take_along_axis
+
+    return take_along_axis(x, argsort(x, axis=axis, descending=descending, stable=stable), axis=axis)
+
+
+def topk(x: Tensor, k: int, /, *, axis: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Tensor, Tensor]:  # noqa: A002
+    """The ``k`` largest (or smallest) values along ``axis`` and their indices."""
+    from .indexing import getitem, take_along_axis
+
+    if not isinstance(x, Tensor):
+        raise TypeError(f"topk: expected a Tensor, got {type(x).__name__}")
+    ax = normalize_axis(axis, x.ndim, "topk")
+    if not 0 <= k <= x.shape[ax]:
+        raise ValueError(f"topk: k={k} is out of range for axis {axis} of size {x.shape[ax]}")
+    order = argsort(x, axis=ax, descending=largest, stable=True)
+    key = [slice(None)] * x.ndim
+    key[ax] = slice(0, k)
+    idx = getitem(order, tuple(key))
+    return take_along_axis(x, idx, axis=ax), idx
+
+
+class Nonzero(_Index):
+    __slots__ = ()
+
+    @staticmethod
+    def forward(ctx, x):
+        return tuple(ctx.xp.nonzero(x))
+
+
+def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
+    """The indices of non-zero elements, one tensor per axis."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"nonzero: expected a Tensor, got {type(x).__name__}")
+    if x.ndim == 0:
+        raise ValueError("nonzero: a 0-d tensor has no indices; reshape it to 1-D first")
+    if not x._device.backend.capabilities.get("data_dependent_shapes", True):
+        raise RuntimeError(
+            f"nonzero: backend {x._device.backend.name!r} cannot produce data-dependent shapes; "
+            "move the tensor with .to('numpy') first"
+        )
+    return tuple(_as_int64(t) for t in Nonzero.apply(x))
+
+
+def count_nonzero(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """How many elements along ``axis`` are non-zero."""
+    from .elementwise import not_equal
+    from .reduction import sum as sum_
+
+    return sum_(not_equal(x, 0), axis=axis, keepdims=keepdims)
+
+
+class Searchsorted(_Index):
+    __slots__ = ()
+
+    @staticmethod
+    def forward(ctx, x1, x2, side):
+        return ctx.xp.searchsorted(x1, x2, side=side)
+
+
+def searchsorted(x1: Tensor, x2: Tensor, /, *, side: str = "left", sorter: Tensor | None = None) -> Tensor:
+    """Where ``x2``'s values would be inserted into the sorted 1-D ``x1`` (no gradient)."""
+    from .indexing import take
+
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if x1.ndim != 1:
+        raise ValueError(f"searchsorted: x1 must be 1-D, got shape {x1.shape}")
+    if sorter is not None:
+        x1 = take(x1, sorter)
+    return _as_int64(Searchsorted.apply(x1, x2, side))

@@ -1,0 +1,3 @@
+"""Lucid's data pipeline: Dataset, samplers, DataLoader, random_split."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Lucid's optimizers and learning-rate schedulers, matching PyTorch's numbers."""
+
+__all__: list[str] = []
