@@ -20,7 +20,7 @@ def per_op_us(device: str, n_ops: int = 500, repeats: int = 30) -> float:
     for _ in range(repeats):
         t0 = time.perf_counter()
         y = x
-        for i in range(n_ops // 5):
+        for _ in range(n_ops // 5):
             y = y * 1.0001
             y = y + 0.001
             y = lc.tanh(y)

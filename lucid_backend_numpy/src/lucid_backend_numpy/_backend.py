@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import lucid_core as lc
 from lucid_core.backend import Backend, Device
+
+import lucid_core as lc
 
 
 class NumpyBackend(Backend):
@@ -72,8 +73,10 @@ class NumpyBackend(Backend):
         self._rng.bit_generator.state = state
 
     def random_uniform(self, shape: tuple[int, ...], dtype: Any, device: Device) -> Any:
-        return self._rng.random(shape, dtype=self.native_dtype(dtype)) if dtype in (lc.float32, lc.float64) else (
-            self._rng.random(shape).astype(self.native_dtype(dtype))
+        return (
+            self._rng.random(shape, dtype=self.native_dtype(dtype))
+            if dtype in (lc.float32, lc.float64)
+            else (self._rng.random(shape).astype(self.native_dtype(dtype)))
         )
 
     def random_normal(self, shape: tuple[int, ...], dtype: Any, device: Device) -> Any:

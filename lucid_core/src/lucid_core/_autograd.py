@@ -100,7 +100,7 @@ class Function:
     which skips a wrapper per op; their ``backward`` is written in Lucid ops all the same.
     """
 
-    __slots__ = ("inputs", "outputs", "generation", "device", "xp", "saved_tensors", "_retain", "__dict__", "__weakref__")
+    __slots__ = ("__dict__", "__weakref__", "_retain", "_saved", "device", "generation", "inputs", "outputs", "xp")
 
     native: bool = False
     differentiable: bool = True
@@ -114,8 +114,17 @@ class Function:
         raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
 
     def save_for_backward(self, *tensors: Any) -> None:
-        """Keep tensors for backward (read them back from ``ctx.saved_tensors``)."""
-        self.saved_tensors = tensors
+        """Keep tensors for backward (read them back from ``ctx.saved_tensors``).
+
+        Saved inputs and outputs come back connected to the graph, so a backward written
+        with them is differentiable again (higher-order gradients of custom Functions).
+        """
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        saved = getattr(self, "_saved", ())
+        return tuple(self.output(s.index) if isinstance(s, _SavedOutput) else s for s in saved)
 
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
@@ -141,74 +150,116 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the op on ``args`` (Tensors and constants) and record it for backward."""
+        # the hot path of every op: one pass over the arguments, no helper calls
         device = None
         requires = False
+        gen = 0
+        raw = []
         for a in args:
             if isinstance(a, Tensor):
                 d = a._device
-                if device is None:
-                    device = d
-                elif d is not device:
-                    _mixed_devices(cls, device, d)
+                if d is not device:
+                    if device is None:
+                        device = d
+                    else:
+                        _mixed_devices(cls, device, d)
                 if a._requires_grad:
                     requires = True
+                    n = a._node
+                    if n is not None and n.generation >= gen:
+                        gen = n.generation + 1
+                raw.append(a._data)
+            else:
+                raw.append(a)
         if device is None:
             raise TypeError(f"{cls.__name__}: expected at least one Tensor argument")
-        ctx = object.__new__(cls)
+        ctx = _new(cls)
         ctx.device = device
         ctx.xp = device.xp
         if cls.native:
-            out = cls.forward(ctx, *[a._data if isinstance(a, Tensor) else a for a in args], **kwargs)
+            out = cls.forward(ctx, *raw, **kwargs)
         else:
-            prev = _mode.enabled
-            _mode.enabled = False
-            try:
-                out = cls.forward(ctx, *[a.detach() if isinstance(a, Tensor) else a for a in args], **kwargs)
-            finally:
-                _mode.enabled = prev
-            out = tuple(_unwrap(o, cls) for o in out) if isinstance(out, tuple) else _unwrap(out, cls)
+            out = _forward_on_tensors(cls, ctx, args, kwargs)
         device = ctx.device  # an op may place its result elsewhere (to_device)
-        canonical = device.backend.canonical
         requires = requires and _mode.enabled and cls.differentiable
         if type(out) is tuple:
-            outs = tuple(_new_tensor(canonical(o), device) for o in out)
-            if requires:
-                ctx.inputs = args
-                ctx.generation = _generation(args)
-                ctx._retain = False
-                refs = []
-                for i, t in enumerate(outs):
-                    t._node = ctx
-                    t._out_idx = i
-                    t._requires_grad = True
-                    refs.append(weakref.ref(t))
-                ctx.outputs = refs
-            return outs
-        t = _new_tensor(canonical(out), device)
+            return _wrap_outputs(ctx, args, out, device, requires, gen)
+        if type(out) is not device.array_type:
+            out = device.backend.canonical(out)
+        t = _new(Tensor)
+        t._data = out
+        t._device = device
+        t._out_idx = 0
+        t._retains_grad = False
+        t.grad = None
         if requires:
             ctx.inputs = args
-            ctx.generation = _generation(args)
+            ctx.generation = gen
             ctx._retain = False
             t._node = ctx
             t._requires_grad = True
             ctx.outputs = (weakref.ref(t),)
+        else:
+            t._node = None
+            t._requires_grad = False
         return t
+
+
+_new = object.__new__
+
+
+class _SavedOutput:
+    """Placeholder for a saved output: resolved through the node's weak output reference."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _forward_on_tensors(cls: type[Function], ctx: Function, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run a user Function's forward on graph-free tensors; return native arrays."""
+    detached = [a.detach() if isinstance(a, Tensor) else a for a in args]
+    prev = _mode.enabled
+    _mode.enabled = False
+    try:
+        out = cls.forward(ctx, *detached, **kwargs)
+    finally:
+        _mode.enabled = prev
+    outs = out if isinstance(out, tuple) else (out,)
+    saved = getattr(ctx, "_saved", None)
+    if saved:
+        # map saved graph-free stand-ins back to the real inputs and outputs
+        by_id = {id(d): a for d, a in zip(detached, args) if isinstance(a, Tensor)}
+        out_ids = {id(o): i for i, o in enumerate(outs)}
+        ctx._saved = tuple(_SavedOutput(out_ids[id(s)]) if id(s) in out_ids else by_id.get(id(s), s) for s in saved)
+    natives = tuple(_unwrap(o, cls) for o in outs)
+    return natives if isinstance(out, tuple) else natives[0]
+
+
+def _wrap_outputs(
+    ctx: Function, args: tuple[Any, ...], out: tuple[Any, ...], device: Any, requires: bool, gen: int
+) -> tuple[Tensor, ...]:
+    canonical = device.backend.canonical
+    outs = tuple(_new_tensor(canonical(o), device) for o in out)
+    if requires:
+        ctx.inputs = args
+        ctx.generation = gen
+        ctx._retain = False
+        refs = []
+        for i, t in enumerate(outs):
+            t._node = ctx
+            t._out_idx = i
+            t._requires_grad = True
+            refs.append(weakref.ref(t))
+        ctx.outputs = refs
+    return outs
 
 
 def _unwrap(o: Any, cls: type) -> Any:
     if not isinstance(o, Tensor):
         raise TypeError(f"{cls.__name__}.forward must return Tensors, got {type(o).__name__}")
     return o._data
-
-
-def _generation(args: Sequence[Any]) -> int:
-    g = 0
-    for a in args:
-        if isinstance(a, Tensor):
-            n = a._node
-            if n is not None and n.generation >= g:
-                g = n.generation + 1
-    return g
 
 
 def _mixed_devices(cls: type, a: Any, b: Any) -> None:
@@ -249,34 +300,45 @@ def run_backward(
     create_graph: bool,
     capture: Sequence[Tensor] | None = None,
 ) -> list[Tensor | None] | None:
-    """Backpropagate from ``outputs``; accumulate into leaves' ``.grad``, or return grads of ``capture``."""
+    """Backpropagate from ``outputs``; accumulate into leaves' ``.grad``, or return grads of ``capture``.
+
+    Nodes wait in a heap ordered by decreasing generation, so every node runs once, after all
+    the nodes that consume its outputs. ``pending[node]`` holds, per output, the summed
+    gradient and the output tensor itself (kept alive while the node's backward runs).
+    """
     heap: list[tuple[int, int, Function]] = []
-    pending: dict[Function, list[list[Any]]] = {}
+    pending: dict[Function, list[Any]] = {}
     captured: dict[int, Tensor] = {}
     capture_ids = None if capture is None else {id(t): t for t in capture}
     handed: set[int] = set()  # data arrays already given to a leaf (never alias two .grad)
     counter = 0
+    heappush = heapq.heappush
+    heappop = heapq.heappop
 
-    def push(x: Tensor, gx: Tensor) -> None:
+    def route(x: Any, gx: Tensor | None) -> None:
+        """Send gradient ``gx`` to tensor ``x``: into its node's pending slot, or to the leaf."""
         nonlocal counter
-        node = x._node
-        if node is None:
+        if gx is None or not isinstance(x, Tensor) or not x._requires_grad:
+            return
+        xn = x._node
+        if xn is None:
             if capture_ids is None:
                 _accumulate_leaf(x, gx, handed)
             elif id(x) in capture_ids:
                 prev = captured.get(id(x))
                 captured[id(x)] = gx if prev is None else prev + gx
             return
-        buf = pending.get(node)
-        if buf is None:
-            n = len(node.outputs)
-            buf = pending[node] = [[None] * n, [None] * n]
+        b = pending.get(xn)
+        i = x._out_idx << 1
+        if b is None:
+            b = pending[xn] = [None, None] * len(xn.outputs)
             counter += 1
-            heapq.heappush(heap, (-node.generation, counter, node))
-        i = x._out_idx
-        prev = buf[0][i]
-        buf[0][i] = gx if prev is None else prev + gx
-        buf[1][i] = x  # keeps the output alive while its node's backward runs
+            heappush(heap, (-xn.generation, counter, xn))
+            b[i] = gx
+        else:
+            prev = b[i]
+            b[i] = gx if prev is None else prev + gx
+        b[i + 1] = x
 
     prev_mode = _mode.enabled
     _mode.enabled = create_graph
@@ -289,47 +351,48 @@ def run_backward(
                 )
             g = _seed_grad(t, g)
             handed.add(id(g._data))
-            push(t, g)
+            route(t, g)
         while heap:
-            node = heapq.heappop(heap)[2]
-            grads, outs = pending.pop(node)
-            if node.inputs is None:
+            node = heappop(heap)[2]
+            buf = pending.pop(node)
+            ins = node.inputs
+            if ins is None:
                 raise RuntimeError(
                     "backward: trying to backward through the graph a second time (its saved values were "
                     "freed after the first backward); pass retain_graph=True to the first backward"
                 )
+            n_out = len(buf) >> 1
             if capture_ids is not None or node._retain:
-                for i, t in enumerate(outs):
-                    if t is None:
-                        continue
-                    if t._retains_grad:
-                        t.grad = grads[i] if create_graph else grads[i].detach()
-                    if capture_ids is not None and id(t) in capture_ids:
-                        captured[id(t)] = grads[i]
-            if len(grads) == 1:
-                gxs = node.backward(node, grads[0])
-            else:
-                gxs = node.backward(node, *grads)
+                _observe(buf, n_out, capture_ids, captured, create_graph)
+            gxs = node.backward(node, buf[0]) if n_out == 1 else node.backward(node, *buf[0::2])
+            del buf  # the outputs may die now
             if type(gxs) is not tuple:
                 gxs = (gxs,)
-            inputs = node.inputs
-            if len(gxs) != len(inputs):
+            if len(gxs) != len(ins):
                 raise RuntimeError(
-                    f"{type(node).__name__}.backward returned {len(gxs)} gradients for {len(inputs)} inputs"
+                    f"{type(node).__name__}.backward returned {len(gxs)} gradients for {len(ins)} inputs"
                 )
-            for x, gx in zip(inputs, gxs):
-                if gx is not None and isinstance(x, Tensor) and x._requires_grad:
-                    push(x, gx)
             if not retain_graph:
                 node.inputs = None
-                node.saved_tensors = None
-                node.__dict__.clear()
-            del grads, outs
+            for x, gx in zip(ins, gxs):
+                route(x, gx)
     finally:
         _mode.enabled = prev_mode
     if capture is None:
         return None
     return [captured.get(id(t)) for t in capture]
+
+
+def _observe(buf: list[Any], n_out: int, capture_ids: Any, captured: dict[int, Tensor], create_graph: bool) -> None:
+    """Record the gradients of a node's outputs for retain_grad() and for grad()'s non-leaf inputs."""
+    for i in range(n_out):
+        g, t = buf[2 * i], buf[2 * i + 1]
+        if t is None:
+            continue
+        if t._retains_grad:
+            t.grad = g if create_graph else g.detach()
+        if capture_ids is not None and id(t) in capture_ids:
+            captured[id(t)] = g
 
 
 def _accumulate_leaf(x: Tensor, gx: Tensor, handed: set[int]) -> None:

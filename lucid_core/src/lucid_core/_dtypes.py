@@ -39,7 +39,7 @@ from typing import Any
 class DType:
     """A Lucid dtype: a name, a kind (``b``, ``i``, ``u``, ``f``, ``c``) and a width in bits."""
 
-    __slots__ = ("name", "kind", "bits")
+    __slots__ = ("bits", "kind", "name")
 
     def __init__(self, name: str, kind: str, bits: int) -> None:
         self.name = name
@@ -216,7 +216,7 @@ def isdtype(dtype: DType, kind: Any) -> builtins.bool:
 
 
 @dataclass(frozen=True)
-class finfo_object:
+class finfo_object:  # noqa: N801 - the standard's name
     """Machine limits of a floating-point dtype (the Array API's ``finfo`` result)."""
 
     bits: int
@@ -228,7 +228,7 @@ class finfo_object:
 
 
 @dataclass(frozen=True)
-class iinfo_object:
+class iinfo_object:  # noqa: N801
     """Limits of an integer dtype (the Array API's ``iinfo`` result)."""
 
     bits: int

@@ -102,7 +102,13 @@ def gradcheck(
                     s = flat.reshape(other.shape)
                 seeds.append(s)
             live = [(t, s) for t, s in zip(outs, seeds) if t.requires_grad]
-            gs = grad([t for t, _ in live], [inputs[k] for k in wrt], [s for _, s in live], retain_graph=True, allow_unused=True)
+            gs = grad(
+                [t for t, _ in live],
+                [inputs[k] for k in wrt],
+                [s for _, s in live],
+                retain_graph=True,
+                allow_unused=True,
+            )
             for kk, g in enumerate(gs):
                 if g is None:
                     continue

@@ -33,12 +33,17 @@ class _Info:
         for b in _state.backends.values():
             try:
                 out.extend(b.devices.values())
-            except Exception:  # noqa: BLE001, S112 - a broken backend has no devices
+            except Exception:  # noqa: BLE001 - a broken backend has no devices
                 continue
         return out
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
-        return {"real floating": dt.float32, "complex floating": dt.complex64, "integral": dt.int64, "indexing": dt.int64}
+        return {
+            "real floating": dt.float32,
+            "complex floating": dt.complex64,
+            "integral": dt.int64,
+            "indexing": dt.int64,
+        }
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, Any]:
         from ._registry import resolve_device

@@ -210,7 +210,7 @@ def _all_devices() -> list[str]:
     for b in _state.backends.values():
         try:
             out.extend(str(d) for d in b.devices.values())
-        except Exception:  # noqa: BLE001, S112 - a broken backend offers no device
+        except Exception:  # noqa: BLE001 - a broken backend offers no device
             continue
     return out
 
@@ -234,7 +234,7 @@ def resolve_device(spec: Any) -> Device:
             if s in b.device_types:
                 try:
                     return b.devices[s]
-                except Exception:  # noqa: BLE001, S112 - a broken backend cannot serve the device
+                except Exception:  # noqa: BLE001 - a broken backend cannot serve the device
                     continue
         raise RuntimeError(f"no installed backend offers a {s!r} device; available devices: {_all_devices() or 'none'}")
     name, _, kind = s.partition(":")

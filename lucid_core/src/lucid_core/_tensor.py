@@ -17,7 +17,7 @@ class Tensor:
     (``x.sum(axis=1)``, ``x.reshape(...)``, ``x.to(device)``).
     """
 
-    __slots__ = ("_data", "_device", "_node", "_out_idx", "_requires_grad", "_retains_grad", "grad", "__weakref__")
+    __slots__ = ("__weakref__", "_data", "_device", "_node", "_out_idx", "_requires_grad", "_retains_grad", "grad")
     __array_priority__ = 1000  # NumPy defers `ndarray <op> Tensor` to us
 
     def __init__(self, data: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> None:
@@ -151,7 +151,9 @@ class Tensor:
     def item(self) -> Any:
         """The single value as a Python number."""
         if self.size != 1:
-            raise ValueError(f"item(): only a one-element tensor converts to a Python scalar, this one has shape {self.shape}")
+            raise ValueError(
+                f"item(): only a one-element tensor converts to a Python scalar, this one has shape {self.shape}"
+            )
         v = self._device.backend.to_list(self._data)
         while isinstance(v, list):
             v = v[0]
@@ -292,24 +294,26 @@ class Tensor:
 
     # -- arithmetic ------------------------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
-        return _e.add(self, other)
+        return _binop(_e.Add, self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return _e.add(other, self)
+        return _rbinop(_e.Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _e.subtract(self, other)
+        return _binop(_e.Subtract, self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _e.subtract(other, self)
+        return _rbinop(_e.Subtract, other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _e.multiply(self, other)
+        return _binop(_e.Multiply, self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _e.multiply(other, self)
+        return _rbinop(_e.Multiply, other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
+        if self._data.dtype in self._device.float_natives:
+            return _binop(_e.Divide, self, other)
         return _e.divide(self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
@@ -328,7 +332,7 @@ class Tensor:
         return _e.remainder(other, self)
 
     def __pow__(self, other: Any) -> Tensor:
-        return _e.pow(self, other)
+        return _binop(_e.Pow, self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
         return _e.pow(other, self)
@@ -606,7 +610,9 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
-    def __init__(self, data: Any = None, requires_grad: bool = True, *, dtype: DType | None = None, device: Any = None) -> None:
+    def __init__(
+        self, data: Any = None, requires_grad: bool = True, *, dtype: DType | None = None, device: Any = None
+    ) -> None:
         from .ops.creation import asarray
 
         if data is None:
@@ -656,3 +662,5 @@ from .ops import linalg as _l  # noqa: E402
 from .ops import manipulation as _m  # noqa: E402
 from .ops import reduction as _r  # noqa: E402
 from .ops import searching as _s  # noqa: E402
+from .ops._helpers import binop as _binop  # noqa: E402
+from .ops._helpers import rbinop as _rbinop  # noqa: E402

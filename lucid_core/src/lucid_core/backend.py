@@ -30,13 +30,17 @@ class Device:
     tensors' device alone, never on a global.
     """
 
-    __slots__ = ("backend", "type", "native", "xp", "_str")
+    __slots__ = ("_str", "array_type", "backend", "float_natives", "native", "type", "xp")
 
     def __init__(self, backend: Backend, type: str, native: Any = None) -> None:  # noqa: A002
         self.backend = backend
         self.type = type
         self.native = native
         self.xp: Any = None
+        # filled by the backend on load: the native array type ops return (results of another
+        # type go through Backend.canonical) and the native floating dtypes (scalar fast paths)
+        self.array_type: Any = None
+        self.float_natives: frozenset[Any] = frozenset()
         self._str = f"{backend.name}:{type}"
 
     def __repr__(self) -> str:
@@ -119,7 +123,12 @@ class Backend:
         self._from_native = {}
         for ldt, ndt in self.dtypes.items():
             self._from_native.setdefault(ndt, ldt)
-        self._devices = {t: self.make_device(t) for t in self.device_types}
+        devices = {t: self.make_device(t) for t in self.device_types}
+        floats = frozenset(n for d, n in self.dtypes.items() if d.kind in "fc")
+        for dev in devices.values():
+            dev.array_type = self.array_types[0] if self.array_types else None
+            dev.float_natives = floats
+        self._devices = devices
         from ._random import seed_new_backend
 
         seed_new_backend(self)
@@ -252,7 +261,11 @@ class ArrayAPIBackend(Backend):
     def load(self) -> None:
         import random
 
-        xp = self._xp_source() if callable(self._xp_source) and not hasattr(self._xp_source, "asarray") else self._xp_source
+        xp = (
+            self._xp_source()
+            if callable(self._xp_source) and not hasattr(self._xp_source, "asarray")
+            else self._xp_source
+        )
         self.xp = xp
         probe = xp.asarray([0])
         self.array_types = (type(probe),)

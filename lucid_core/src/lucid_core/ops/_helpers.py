@@ -24,6 +24,8 @@ def binary_operands(a: Any, b: Any, name: str) -> tuple[Any, Any]:
     to the float dtype, so results follow Lucid's promotion on every backend."""
     if isinstance(a, Tensor):
         if isinstance(b, Tensor):
+            if a._device is not b._device:
+                return a, b  # Function.apply reports the device mismatch
             da, db = a._data.dtype, b._data.dtype
             if da is not db and da != db:
                 return _promote_tensors(a, b)
@@ -132,3 +134,29 @@ def expand_reduced(g: Tensor, shape: tuple[int, ...], axes: tuple[int, ...], kee
 def kernel(t: Tensor, name: str) -> Any:
     """The backend's native kernel for op ``name``, or None to use the generic one."""
     return t._device.backend.kernels.get(name)
+
+
+def binop(cls: Any, a: Tensor, b: Any) -> Tensor:
+    """``a <op> b`` for a Tensor ``a``: the operator fast path (same-dtype tensors, float scalars)."""
+    tb = type(b)
+    if tb is float or tb is int:
+        if a._data.dtype in a._device.float_natives:
+            return cls.apply(a, b)
+    elif tb is Tensor:
+        if a._device is not b._device:
+            return cls.apply(a, b)  # reports the device mismatch
+        da = a._data.dtype
+        db = b._data.dtype
+        if da is db or da == db:
+            return cls.apply(a, b)
+    x, y = binary_operands(a, b, cls.__name__.lower())
+    return cls.apply(x, y)
+
+
+def rbinop(cls: Any, a: Any, b: Tensor) -> Tensor:
+    """``a <op> b`` for a non-Tensor ``a`` (reflected operators)."""
+    ta = type(a)
+    if (ta is float or ta is int) and b._data.dtype in b._device.float_natives:
+        return cls.apply(a, b)
+    x, y = binary_operands(a, b, cls.__name__.lower())
+    return cls.apply(x, y)

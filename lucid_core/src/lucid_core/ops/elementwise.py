@@ -100,14 +100,22 @@ class Pow(Function):
         a, b = ctx.inputs
         ga = gb = None
         if isinstance(a, Tensor) and a._requires_grad:
-            if isinstance(b, (int, float)) and not isinstance(b, bool):
-                ga = gy * b * a ** (b - 1) if b != 2 else gy * 2 * a
+            if not isinstance(b, Tensor):
+                # d(a**b)/da = b * a**(b-1), and 0 for b == 0 (not 0 * inf at a == 0)
+                if b == 0:
+                    ga = gy * 0.0
+                else:
+                    ga = gy * 2 * a if b == 2 else gy * b * a ** (b - 1)
             else:
-                ga = unbroadcast(gy * b * a ** (b - 1), a)
+                # 0 at a == b == 0, where b * a**(b-1) would be 0 * inf
+                ga = unbroadcast(where(equal(a, 0) & equal(b, 0), 0.0, gy * b * a ** (b - 1)), a)
         if isinstance(b, Tensor) and b._requires_grad:
             # d(a**b)/db = a**b * log(a), taken as 0 where a == 0 and b >= 0 (as PyTorch does)
             y = ctx.output()
-            safe = where(equal(a, 0) & greater_equal(b, 0), 0.0, y * log(where(equal(a, 0), 1.0, a)))
+            if isinstance(a, Tensor):
+                safe = where(equal(a, 0) & greater_equal(b, 0), 0.0, y * log(where(equal(a, 0), 1.0, a)))
+            else:
+                safe = y * math.log(a) if a != 0 else where(greater_equal(b, 0), 0.0, y * -math.inf)
             gb = unbroadcast(gy * safe, b)
         return ga, gb
 
