@@ -1,79 +1,151 @@
-"""Core overhead benchmarks (the foundation issue's W3 and W4).
+"""Core overhead benchmarks (the foundation issue's two workloads).
 
 (a) per-op overhead: a chain of 500 element-wise ops on a (16,) tensor, forward plus backward, in
-    microseconds per op; (b) 1024x1024 matmul forward plus backward in GFLOP/s, next to the array
-    library's own matmul measured in the same run. Run: ``python benchmarks/bench_core.py [--device mlx]``.
+    microseconds per op, next to the same chain in bare NumPy (forward only) and, when installed,
+    PyTorch (forward plus backward);
+(b) 1024x1024 matmul forward plus backward (three products) in GFLOP/s, next to the array library's
+    own matmul on the same arrays.
+
+Lucid and the references run in alternating cycles and the medians are compared, so a noisy
+machine shifts both alike. Run: ``python benchmarks/bench_core.py [--device numpy --device mlx]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import statistics
 import time
+from collections.abc import Callable
+from datetime import date
 
 import lucid_core as lc
 
+N_OPS = 500  # 100 blocks of five element-wise ops
 
-def per_op_us(device: str, n_ops: int = 500, repeats: int = 30) -> float:
+
+def lucid_chain(x: lc.Tensor) -> None:
+    y = x
+    for _ in range(N_OPS // 5):
+        y = y * 1.0001
+        y = y + 0.001
+        y = lc.tanh(y)
+        y = y - x
+        y = lc.exp(y)
+    y.sum().backward()
+    lc.eval(x.grad)
+    x.grad = None
+
+
+def numpy_chain(x) -> None:  # noqa: ANN001 - a NumPy array
+    import numpy as np
+
+    y = x
+    for _ in range(N_OPS // 5):
+        y = y * 1.0001
+        y = y + 0.001
+        y = np.tanh(y)
+        y = y - x
+        y = np.exp(y)
+
+
+def torch_chain(x) -> None:  # noqa: ANN001 - a torch tensor
+    import torch
+
+    y = x
+    for _ in range(N_OPS // 5):
+        y = y * 1.0001
+        y = y + 0.001
+        y = torch.tanh(y)
+        y = y - x
+        y = torch.exp(y)
+    y.sum().backward()
+    x.grad = None
+
+
+def alternate(fns: dict[str, Callable[[], None]], cycles: int, warmup: int = 2) -> dict[str, float]:
+    """Median seconds of each function, measured in alternating cycles."""
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for i in range(cycles + warmup):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            dt = time.perf_counter() - t0
+            if i >= warmup:
+                times[name].append(dt)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def per_op(device: str, cycles: int) -> dict[str, float]:
+    import numpy as np
+
     x = lc.randn(16, device=device, requires_grad=True)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        y = x
-        for _ in range(n_ops // 5):
-            y = y * 1.0001
-            y = y + 0.001
-            y = lc.tanh(y)
-            y = y - x
-            y = lc.exp(y * 0.01)
-        loss = y.sum()
-        loss.backward()
-        lc.eval(x.grad)
-        times.append(time.perf_counter() - t0)
-        x.grad = None
-    return statistics.median(times) / (n_ops + 1) * 1e6
+    fns: dict[str, Callable[[], None]] = {"lucid": lambda: lucid_chain(x)}
+    xn = np.random.default_rng(0).standard_normal(16).astype(np.float32)
+    fns["numpy"] = lambda: numpy_chain(xn)
+    try:
+        import torch
+
+        torch.set_num_threads(os.cpu_count() or 1)
+        xt = torch.randn(16, requires_grad=True)
+        fns["torch"] = lambda: torch_chain(xt)
+    except ImportError:
+        pass
+    med = alternate(fns, cycles)
+    return {k: v / N_OPS * 1e6 for k, v in med.items()}
 
 
-def matmul_gflops(device: str, n: int = 1024, repeats: int = 7) -> tuple[float, float]:
+def matmul(device: str, n: int, cycles: int) -> tuple[float, float]:
     a = lc.randn(n, n, device=device, requires_grad=True)
     b = lc.randn(n, n, device=device, requires_grad=True)
-    flops = 3 * 2 * n**3  # forward plus two matmuls in backward
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+    g = lc.ones(n, n, device=device)
+
+    def lucid_step() -> None:
         y = a @ b
-        y.backward(lc.ones_like(y))
+        y.backward(g)
         lc.eval(a.grad, b.grad)
-        times.append(time.perf_counter() - t0)
         a.grad = b.grad = None
-    lucid = flops / statistics.median(times) / 1e9
-    # the library's own matmul on the same native arrays, same three products
-    xa, xb, g = a.native, b.native, lc.ones_like(a).native
-    xp = a.device.xp
-    ref = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+
+    xp, xa, xb, xg = a.device.xp, a.native, b.native, g.native
+    backend = a.device.backend
+
+    def library_step() -> None:
         c = xp.matmul(xa, xb)
-        ga = xp.matmul(g, xp.permute_dims(xb, (1, 0)))
-        gb = xp.matmul(xp.permute_dims(xa, (1, 0)), g)
-        a.device.backend.eval(c, ga, gb)
-        ref.append(time.perf_counter() - t0)
-    return lucid, flops / statistics.median(ref) / 1e9
+        ga = xp.matmul(xg, xp.permute_dims(xb, (1, 0)))
+        gb = xp.matmul(xp.permute_dims(xa, (1, 0)), xg)
+        backend.eval(c, ga, gb)
+
+    med = alternate({"lucid": lucid_step, "library": library_step}, cycles)
+    flops = 3 * 2 * n**3
+    return flops / med["lucid"] / 1e9, flops / med["library"] / 1e9
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", action="append", help="device(s) to measure (default: every backend)")
     parser.add_argument("--matmul-size", type=int, default=1024)
+    parser.add_argument("--cycles", type=int, default=15)
     args = parser.parse_args()
-    devices = args.device or [str(b.name) for b in lc.backends() if b.status == "ok"]
-    print("| device | per-op overhead (µs/op) | matmul fwd+bwd (GFLOP/s) | library matmul (GFLOP/s) | ratio |")
-    print("|---|---|---|---|---|")
+    devices = args.device or [b.name for b in lc.backends() if b.status == "ok"]
+    print(f"{date.today()}, {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print()
+    print(
+        "| device | per-op fwd+bwd (µs/op) | NumPy fwd only (µs/op) | PyTorch fwd+bwd (µs/op) | Lucid/PyTorch "
+        "| matmul fwd+bwd (GFLOP/s) | library matmul (GFLOP/s) | ratio |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for dev in devices:
         lc.manual_seed(0)
-        us = per_op_us(dev)
-        g, ref = matmul_gflops(dev, args.matmul_size)
-        print(f"| {dev} | {us:.2f} | {g:.1f} | {ref:.1f} | {g / ref:.0%} |")
+        us = per_op(dev, args.cycles)
+        g, ref = matmul(dev, args.matmul_size, max(5, args.cycles // 2))
+        torch_us = us.get("torch")
+        torch_col = f"{torch_us:.2f}" if torch_us else "n/a"
+        ratio = f"{us['lucid'] / torch_us:.2f}×" if torch_us else "n/a"
+        print(
+            f"| {dev} | {us['lucid']:.2f} | {us['numpy']:.2f} | {torch_col} | {ratio} "
+            f"| {g:.1f} | {ref:.1f} | {g / ref:.0%} |"
+        )
 
 
 if __name__ == "__main__":

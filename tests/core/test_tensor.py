@@ -160,3 +160,22 @@ def test_eval_is_a_no_op_on_eager_backends(device):
     lc.eval(t, t)
     with pytest.raises(TypeError, match="eval: expected Tensors"):
         lc.eval([1.0])
+
+
+@pytest.mark.parametrize("dtype", [lc.float32, lc.float64, lc.int64, lc.uint8, lc.bool])
+def test_tobytes_frombuffer_round_trip(device, dtype):
+    if dtype not in lc.get_backend(device.backend.name).dtypes:
+        pytest.skip(f"{device} has no {dtype.name}")
+    t = lc.asarray([[0, 1, 2], [3, 4, 5]], device=device).astype(dtype)
+    raw = t.tobytes()
+    assert len(raw) == 6 * dtype.itemsize
+    assert raw == np.asarray(t.tolist(), dtype=dtype.name).astype(f"<{np.dtype(dtype.name).str[1:]}").tobytes()
+    back = lc.frombuffer(raw, dtype=dtype, shape=(2, 3), device=device)
+    assert back.dtype is dtype and back.tolist() == t.tolist()
+
+
+def test_frombuffer_checks_the_byte_count(device):
+    with pytest.raises(ValueError, match=r"shape \(2, 2\) of float32 needs 16 bytes, but the buffer holds 12"):
+        lc.frombuffer(b"\0" * 12, dtype=lc.float32, shape=(2, 2), device=device)
+    with pytest.raises(ValueError, match="not a multiple of float64's item size 8"):
+        lc.frombuffer(b"\0" * 12, dtype=lc.float64, device=device)

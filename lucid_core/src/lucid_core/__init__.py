@@ -41,6 +41,7 @@ from ._dtypes import (
     uint32,
     uint64,
 )
+from ._bytes import frombuffer
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ._info import __array_namespace_info__
 from ._random import get_rng_state, host_rng, initial_seed, manual_seed, set_rng_state
@@ -107,7 +108,7 @@ __all__ = [
     "manual_seed", "initial_seed", "get_rng_state", "set_rng_state", "host_rng",
     "backends", "get_backend", "register_backend", "unregister_backend", "plugin_manager", "hookimpl",
     "set_default_device", "get_default_device", "default_device", "resolve_device",
-    "eval", "e", "pi", "inf", "nan", "newaxis", "__array_namespace_info__", "__array_api_version__",
+    "eval", "frombuffer", "e", "pi", "inf", "nan", "newaxis", "__array_namespace_info__", "__array_api_version__",
     *_creation_all, *_elementwise_all, *_indexing_all, *_linalg_all, *_manipulation_all,
     *_random_all, *_reduction_all, *_searching_all,
 ]  # fmt: skip

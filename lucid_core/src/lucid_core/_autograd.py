@@ -176,7 +176,10 @@ class Function:
         ctx = _new(cls)
         ctx.device = device
         ctx.xp = device.xp
-        if cls.native:
+        if device.context is not None:
+            with device.context():
+                out = cls.forward(ctx, *raw, **kwargs) if cls.native else _forward_on_tensors(cls, ctx, args, kwargs)
+        elif cls.native:
             out = cls.forward(ctx, *raw, **kwargs)
         else:
             out = _forward_on_tensors(cls, ctx, args, kwargs)

@@ -169,6 +169,10 @@ class Tensor:
             raise RuntimeError("numpy(): the tensor requires grad; call .detach().numpy()")
         return self._device.backend.to_numpy(self._data)
 
+    def tobytes(self) -> bytes:
+        """The raw little-endian bytes of the values in C order (what safetensors stores)."""
+        return self._device.backend.to_bytes(self._data)
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         arr = self._device.backend.to_numpy(self._data)
         return arr if dtype is None else arr.astype(dtype)

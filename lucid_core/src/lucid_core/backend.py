@@ -30,7 +30,7 @@ class Device:
     tensors' device alone, never on a global.
     """
 
-    __slots__ = ("_str", "array_type", "backend", "float_natives", "native", "type", "xp")
+    __slots__ = ("_str", "array_type", "backend", "context", "float_natives", "native", "type", "xp")
 
     def __init__(self, backend: Backend, type: str, native: Any = None) -> None:  # noqa: A002
         self.backend = backend
@@ -41,6 +41,10 @@ class Device:
         # type go through Backend.canonical) and the native floating dtypes (scalar fast paths)
         self.array_type: Any = None
         self.float_natives: frozenset[Any] = frozenset()
+        # a backend whose kernels and operators must run inside a context to land on this device
+        # (MLX: ``mx.stream(device)``) sets this to a callable returning a context manager;
+        # None (the default) costs nothing on the op path
+        self.context: Callable[[], Any] | None = None
         self._str = f"{backend.name}:{type}"
 
     def __repr__(self) -> str:
@@ -187,6 +191,19 @@ class Backend:
     def to_list(self, array: Any) -> Any:
         """Nested Python lists (or a scalar for 0-d), for ``Tensor.tolist()`` and ``item()``."""
         return self.to_numpy(array).tolist()
+
+    def to_bytes(self, array: Any) -> bytes:
+        """The raw little-endian bytes of the array in C order (for checkpoints)."""
+        host = self.to_numpy(array)
+        if host.dtype.byteorder == ">":
+            host = host.byteswap().view(host.dtype.newbyteorder("<"))
+        return host.tobytes(order="C")
+
+    def from_bytes(self, data: bytes | memoryview, dtype: DType, shape: tuple[int, ...], device: Device) -> Any:
+        """An array of ``dtype`` and ``shape`` read from raw little-endian bytes (copied)."""
+        numpy = importlib.import_module("numpy")
+        host = numpy.frombuffer(data, dtype=numpy.dtype(dtype.name).newbyteorder("<")).reshape(shape)
+        return self.asarray(host.astype(dtype.name), dtype, device, copy=True)
 
     def from_foreign(self, array: Any, source: Backend, device: Device) -> Any:
         """Bring an array of another backend onto ``device`` (DLPack when both sides allow it)."""

@@ -1,0 +1,32 @@
+"""Tensors from raw bytes (checkpoint loading)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dtypes as dt
+from ._tensor import Tensor, _new_tensor
+
+
+def frombuffer(buffer: Any, /, *, dtype: Any, shape: tuple[int, ...] | None = None, device: Any = None) -> Tensor:
+    """A tensor of ``dtype`` read from little-endian raw bytes (copied), e.g. a safetensors payload.
+
+    ``shape`` defaults to 1-D; the byte count must match ``prod(shape) * itemsize`` exactly.
+    """
+    from ._registry import default_device, resolve_device
+
+    d = dt.as_dtype(dtype)
+    data = memoryview(buffer).cast("B")
+    n_items, rem = divmod(len(data), d.itemsize)
+    if rem:
+        raise ValueError(f"frombuffer: {len(data)} bytes is not a multiple of {d.name}'s item size {d.itemsize}")
+    shp = (n_items,) if shape is None else tuple(int(s) for s in shape)
+    expected = d.itemsize
+    for s in shp:
+        expected *= s
+    if expected != len(data):
+        raise ValueError(
+            f"frombuffer: shape {shp} of {d.name} needs {expected} bytes, but the buffer holds {len(data)}"
+        )
+    dev = default_device() if device is None else resolve_device(device)
+    return _new_tensor(dev.backend.from_bytes(data, d, shp, dev), dev)
