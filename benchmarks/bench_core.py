@@ -38,7 +38,7 @@ def lucid_chain(x: lc.Tensor) -> None:
     x.grad = None
 
 
-def numpy_chain(x) -> None:  # noqa: ANN001 - a NumPy array
+def numpy_chain(x) -> None:
     import numpy as np
 
     y = x
@@ -50,7 +50,7 @@ def numpy_chain(x) -> None:  # noqa: ANN001 - a NumPy array
         y = np.exp(y)
 
 
-def torch_chain(x) -> None:  # noqa: ANN001 - a torch tensor
+def torch_chain(x) -> None:
     import torch
 
     y = x
