@@ -253,12 +253,16 @@ class Backend:
 class ArrayAPIBackend(Backend):
     """A backend for any library that follows the Array API standard.
 
-    Random numbers come from a Python RNG (slow but portable) unless overridden.
+    Random numbers come from a Python RNG (slow but portable) and ``einsum`` and the scatter-add
+    behind indexing gradients from generic compositions; override any of them with native ones.
 
     Args:
         xp: the library's Array API namespace, or a callable returning it (to import lazily).
         name: the backend's name.
         device_types: device types offered, default first.
+        capabilities: flags to override (``float64``, ``complex``, ``lazy``, ``data_dependent_shapes``).
+        native_devices: the library's device object per device type (e.g. ``{"gpu": "cuda"}``);
+            creation functions then receive ``device=`` so arrays land there.
     """
 
     def __init__(
@@ -267,11 +271,13 @@ class ArrayAPIBackend(Backend):
         name: str,
         device_types: Sequence[str] = ("cpu",),
         capabilities: dict[str, bool] | None = None,
+        native_devices: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
         self._xp_source = xp
         self.name = name
         self.device_types = tuple(device_types)
+        self.native_devices = dict(native_devices or {})
         if capabilities:
             self.capabilities.update(capabilities)
 
@@ -291,6 +297,13 @@ class ArrayAPIBackend(Backend):
             if native is not None:
                 self.dtypes[d] = native
         self._rng = random.Random(0)
+        self.kernels.setdefault("einsum", lambda spec, *xs: generic_einsum(xp, spec, *xs))
+        self.kernels.setdefault("index_add", lambda z, key, v: generic_index_add(xp, z, key, v))
+
+    def make_device(self, type: str) -> Device:  # noqa: A002
+        dev = Device(self, type, self.native_devices.get(type))
+        dev.xp = self.xp if dev.native is None else _DeviceBound(self.xp, dev.native)
+        return dev
 
     def seed(self, seed: int) -> None:
         import random
@@ -325,3 +338,120 @@ def _numel(shape: tuple[int, ...]) -> int:
     for s in shape:
         n *= s
     return n
+
+
+_CREATION = frozenset(
+    {"asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "from_dlpack"}
+)
+
+
+class _DeviceBound:
+    """An Array API namespace whose creation functions place arrays on one native device."""
+
+    def __init__(self, xp: Any, device: Any) -> None:
+        self._xp = xp
+        self._device = device
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(self._xp, name)
+        if name in _CREATION:
+            device = self._device
+
+            def bound(*args: Any, **kwargs: Any) -> Any:
+                kwargs.setdefault("device", device)
+                return fn(*args, **kwargs)
+
+            return bound
+        return fn
+
+
+def generic_einsum(xp: Any, spec: str, *xs: Any) -> Any:
+    """Einstein summation with Array API functions only: align every operand on the union of
+    letters (permute, then insert size-1 axes), multiply with broadcasting, sum the contracted
+    letters. Memory grows with the union's size; a native kernel is faster."""
+    lhs, rhs = spec.split("->")
+    parts = lhs.split(",")
+    letters: list[str] = []
+    for p in parts:
+        letters.extend(c for c in p if c not in letters)
+    sizes = {}
+    for p, x in zip(parts, xs):
+        sizes.update(zip(p, x.shape))
+    prod = None
+    for p, x in zip(parts, xs):
+        order = sorted(range(len(p)), key=lambda i: letters.index(p[i]))
+        if order != list(range(len(p))):
+            x = xp.permute_dims(x, tuple(order))
+        present = {p[i] for i in order}
+        shape = tuple(sizes[c] if c in present else 1 for c in letters)
+        x = xp.reshape(x, shape)
+        prod = x if prod is None else prod * x
+    assert prod is not None
+    contracted = tuple(i for i, c in enumerate(letters) if c not in rhs)
+    if contracted:
+        prod = xp.sum(prod, axis=contracted)
+    kept = [c for c in letters if c in rhs]
+    perm = tuple(kept.index(c) for c in rhs)
+    if perm != tuple(range(len(perm))):
+        prod = xp.permute_dims(prod, perm)
+    if not kept:
+        prod = xp.reshape(prod, ())
+    return prod
+
+
+def generic_index_add(xp: Any, z: Any, key: tuple[Any, ...], values: Any) -> Any:
+    """``z`` with ``values`` added at ``key``, repeated positions accumulating, in Array API terms.
+
+    Handles the keys indexing gradients meet: integer arrays (or boolean masks) on adjacent axes,
+    with full slices elsewhere; the scatter is a one-hot matrix product. Other keys are refused.
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    key = tuple(key) + (slice(None),) * (z.ndim - len([k for k in key if k is not None]))
+    if any(k is None or k is Ellipsis or isinstance(k, int) for k in key):
+        raise NotImplementedError("generic index_add: only integer/boolean arrays and full slices are supported")
+    expanded: list[Any] = []
+    for k in key:
+        if isinstance(k, slice) or not hasattr(k, "dtype") or k.dtype != xp.bool:
+            expanded.append(k)
+        else:
+            expanded.extend(xp.nonzero(k))
+    adv = [i for i, k in enumerate(expanded) if not isinstance(k, slice)]
+    if not adv:
+        z[key] = z[key] + values
+        return z
+    if adv != list(range(adv[0], adv[-1] + 1)) or any(
+        k != slice(None) for k in expanded if isinstance(k, slice)
+    ):
+        raise NotImplementedError("generic index_add: advanced indices must be adjacent, with full slices elsewhere")
+    p, q = adv[0], adv[-1] + 1
+    shape = z.shape
+    sub = shape[p:q]
+    idx = xp.broadcast_arrays(*[expanded[i] for i in adv])
+    lin = None
+    for i, (k, n) in enumerate(zip(idx, sub)):
+        k = xp.astype(k, xp.int64) % n
+        stride = 1
+        for m in sub[i + 1 :]:
+            stride *= m
+        lin = k * stride if lin is None else lin + k * stride
+    assert lin is not None
+    n_pos = 1
+    for n in sub:
+        n_pos *= n
+    lin = xp.reshape(lin, (-1,))
+    nb = lin.shape[0]
+    onehot = xp.astype(xp.reshape(lin, (nb, 1)) == xp.reshape(xp.arange(n_pos), (1, n_pos)), values.dtype)
+    pre, post = shape[:p], shape[q:]
+    # values have shape pre + B + post: bring B to the front and flatten the rest
+    nd_b = values.ndim - len(pre) - len(post)
+    order = tuple(range(len(pre), len(pre) + nd_b)) + tuple(range(len(pre))) + tuple(
+        range(len(pre) + nd_b, values.ndim)
+    )
+    v = xp.reshape(xp.permute_dims(values, order), (nb, -1))
+    scattered = xp.matmul(xp.permute_dims(onehot, (1, 0)), v)  # (n_pos, prod(pre + post))
+    scattered = xp.reshape(scattered, tuple(sub) + tuple(pre) + tuple(post))
+    back = tuple(range(len(sub), len(sub) + len(pre))) + tuple(range(len(sub))) + tuple(
+        range(len(sub) + len(pre), len(sub) + len(pre) + len(post))
+    )
+    return z + xp.permute_dims(scattered, back)
