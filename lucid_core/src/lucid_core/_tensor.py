@@ -646,6 +646,8 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+    __str__ = __repr__
+
 
 def _new_tensor(data: Any, device: Any) -> Tensor:
     """Wrap a native array without any checks (the fast path every op takes)."""

@@ -294,8 +294,13 @@ class ArrayAPIBackend(Backend):
         self.array_types = (type(probe),)
         for d in dt.ALL_DTYPES:
             native = getattr(xp, d.name, None)
-            if native is not None:
-                self.dtypes[d] = native
+            if native is None:
+                continue
+            try:
+                # the dtype arrays actually report (NumPy's `xp.float32` is a scalar type, not `arr.dtype`)
+                self.dtypes[d] = xp.asarray(0, dtype=native).dtype
+            except Exception:  # noqa: BLE001 - the library lacks this dtype
+                continue
         self._rng = random.Random(0)
         self.kernels.setdefault("einsum", lambda spec, *xs: generic_einsum(xp, spec, *xs))
         self.kernels.setdefault("index_add", lambda z, key, v: generic_index_add(xp, z, key, v))
@@ -340,9 +345,7 @@ def _numel(shape: tuple[int, ...]) -> int:
     return n
 
 
-_CREATION = frozenset(
-    {"asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "from_dlpack"}
-)
+_CREATION = frozenset({"asarray", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "from_dlpack"})
 
 
 class _DeviceBound:
@@ -420,10 +423,15 @@ def generic_index_add(xp: Any, z: Any, key: tuple[Any, ...], values: Any) -> Any
     if not adv:
         z[key] = z[key] + values
         return z
-    if adv != list(range(adv[0], adv[-1] + 1)) or any(
-        k != slice(None) for k in expanded if isinstance(k, slice)
-    ):
-        raise NotImplementedError("generic index_add: advanced indices must be adjacent, with full slices elsewhere")
+    if adv != list(range(adv[0], adv[-1] + 1)):
+        raise NotImplementedError("generic index_add: advanced indices must be on adjacent axes")
+    if any(k != slice(None) for k in expanded if isinstance(k, slice)):
+        # scatter into the sliced region, then add that region back with a basic setitem
+        basic = tuple(k if isinstance(k, slice) else slice(None) for k in expanded)
+        region = z[basic]
+        full = tuple(slice(None) if isinstance(k, slice) else k for k in expanded)
+        z[basic] = region + generic_index_add(xp, xp.zeros_like(region), full, values)
+        return z
     p, q = adv[0], adv[-1] + 1
     shape = z.shape
     sub = shape[p:q]
@@ -445,13 +453,15 @@ def generic_index_add(xp: Any, z: Any, key: tuple[Any, ...], values: Any) -> Any
     pre, post = shape[:p], shape[q:]
     # values have shape pre + B + post: bring B to the front and flatten the rest
     nd_b = values.ndim - len(pre) - len(post)
-    order = tuple(range(len(pre), len(pre) + nd_b)) + tuple(range(len(pre))) + tuple(
-        range(len(pre) + nd_b, values.ndim)
+    order = (
+        tuple(range(len(pre), len(pre) + nd_b)) + tuple(range(len(pre))) + tuple(range(len(pre) + nd_b, values.ndim))
     )
     v = xp.reshape(xp.permute_dims(values, order), (nb, -1))
     scattered = xp.matmul(xp.permute_dims(onehot, (1, 0)), v)  # (n_pos, prod(pre + post))
     scattered = xp.reshape(scattered, tuple(sub) + tuple(pre) + tuple(post))
-    back = tuple(range(len(sub), len(sub) + len(pre))) + tuple(range(len(sub))) + tuple(
-        range(len(sub) + len(pre), len(sub) + len(pre) + len(post))
+    back = (
+        tuple(range(len(sub), len(sub) + len(pre)))
+        + tuple(range(len(sub)))
+        + tuple(range(len(sub) + len(pre), len(sub) + len(pre) + len(post)))
     )
     return z + xp.permute_dims(scattered, back)

@@ -131,7 +131,9 @@ class BackendConformance:
         assert x.max(axis=1).tolist() == [3.0, 6.0]
         assert lc.prod(x, axis=1).tolist() == [6.0, 120.0]
         assert _close(lc.var(x, axis=1, correction=1).tolist(), [1.0, 1.0], 1e-6)
-        assert _close(lc.logsumexp(x, axis=1).tolist(), [math.log(sum(math.exp(v) for v in r)) for r in x.tolist()], 1e-5)
+        assert _close(
+            lc.logsumexp(x, axis=1).tolist(), [math.log(sum(math.exp(v) for v in r)) for r in x.tolist()], 1e-5
+        )
         assert x.argmax(axis=1).tolist() == [2, 2]
 
     def test_matmul_and_manipulation(self) -> None:
@@ -168,11 +170,15 @@ class BackendConformance:
         self._gradcheck(lambda x, y: lc.tanh(x) * y + lc.exp(x / (y * y + 1.0)), [0.1, -0.5, 0.9], [1.2, 0.3, -0.8])
 
     def test_broadcast_and_reduction_gradients(self) -> None:
-        self._gradcheck(lambda x, y: lc.logsumexp(x * y, axis=1) + (x - y).max(axis=0).sum(), [[0.1, 0.4], [-0.3, 0.9]], [0.5, -1.1])
+        self._gradcheck(
+            lambda x, y: lc.logsumexp(x * y, axis=1) + (x - y).max(axis=0).sum(), [[0.1, 0.4], [-0.3, 0.9]], [0.5, -1.1]
+        )
 
     def test_matmul_and_indexing_gradients(self) -> None:
         idx = self.t([0, 2, 0])
-        self._gradcheck(lambda a, b: (a @ b)[idx, 1:], [[0.1, 0.2], [0.3, -0.4], [0.5, 0.6]], [[1.0, -1.0, 0.5], [0.2, 0.3, -0.7]])
+        self._gradcheck(
+            lambda a, b: (a @ b)[idx, 1:], [[0.1, 0.2], [0.3, -0.4], [0.5, 0.6]], [[1.0, -1.0, 0.5], [0.2, 0.3, -0.7]]
+        )
 
     def test_second_derivative(self) -> None:
         if not self.has_float64:

@@ -1,0 +1,119 @@
+"""A stranger's plugin: the example ``lucid-backend-strict`` distribution, installed with pip.
+
+It is installed into a throwaway target folder (nothing touches the test environment) and used
+from fresh processes, exactly as after ``pip install``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = ROOT / "examples" / "lucid-backend-strict"
+
+pytest.importorskip("array_api_strict")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("strict-site")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(PLUGIN),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return target
+
+
+def run(
+    site: Path, code: str, cwd: Path | None = None, args: list[str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    env.pop("LUCID_TEST_BACKENDS", None)
+    cmd = [sys.executable, *(args or ["-c", textwrap.dedent(code)])]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
+
+
+def test_the_installed_plugin_is_listed_with_its_distribution(site: Path) -> None:
+    out = run(
+        site,
+        """
+        import lucid_core as lc
+        row = {b.name: b for b in lc.backends()}["strict"]
+        print(row.devices, row.distribution, row.version, row.status)
+        print((lc.ones(3, device="strict") * 2).tolist())
+        """,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "('strict:cpu',) lucid-backend-strict 0.1.0 ok" in out.stdout
+    assert "[2.0, 2.0, 2.0]" in out.stdout
+
+
+def test_the_conformance_kit_passes_on_the_plugin(site: Path, tmp_path: Path) -> None:
+    (tmp_path / "test_strict_conformance.py").write_text(
+        textwrap.dedent(
+            """
+            from lucid_core.testing import BackendConformance
+
+            class TestStrict(BackendConformance):
+                backend = "strict"
+            """
+        )
+    )
+    out = run(
+        site, "", cwd=tmp_path, args=["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_strict_conformance.py"]
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert " passed" in out.stdout and "failed" not in out.stdout
+
+
+def test_a_small_model_trains_on_the_plugin(site: Path) -> None:
+    import lucid_nn
+    import lucid_optim
+
+    if not (hasattr(lucid_nn, "Sequential") and hasattr(lucid_optim, "SGD")):
+        pytest.skip("lucid_nn / lucid_optim are not complete yet")
+    out = run(
+        site,
+        """
+        import lucid_core as lc
+        import lucid_nn as nn
+        import lucid_optim as optim
+
+        lc.manual_seed(0)
+        x = lc.randn(64, 4, device="strict")
+        y = (x[:, 0] + x[:, 1] > 0).astype(lc.int64)
+        model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2)).to("strict")
+        opt = optim.SGD(model.parameters(), lr=0.5)
+        losses = []
+        for _ in range(40):
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        print(losses[0], losses[-1], next(model.parameters()).device)
+        """,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    first, last, device = out.stdout.split()
+    assert float(last) < 0.5 * float(first)
+    assert device == "strict:cpu"
