@@ -1,0 +1,249 @@
+"""Attention: scaled dot-product attention and the multi-head attention forward pass (PyTorch's semantics)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import lucid_core as lc
+from lucid_core import Tensor
+
+from ._activation import softmax
+from ._misc import dropout, linear
+
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+
+def _additive_mask(mask: Tensor, dtype: Any, allowed_is_true: bool, name: str) -> Tensor:
+    """A float mask to add to attention scores: 0 where attending is allowed, -inf where it is not."""
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{name}: masks must be Tensors, got {type(mask).__name__}")
+    if mask.dtype.kind == "b":
+        blocked = lc.logical_not(mask) if allowed_is_true else mask
+        return lc.where(
+            blocked,
+            lc.full((), -math.inf, dtype=dtype, device=mask.device),
+            lc.zeros((), dtype=dtype, device=mask.device),
+        )
+    if mask.dtype.kind != "f":
+        raise TypeError(f"{name}: a mask must be bool or floating point, got {mask.dtype.name}")
+    return mask.astype(dtype) if mask.dtype is not dtype else mask
+
+
+def _causal_mask(length: int, source: int, dtype: Any, device: Any) -> Tensor:
+    """0 on and below the diagonal (top-left aligned), -inf above it."""
+    allowed = lc.tril(lc.ones((length, source), dtype=lc.bool, device=device))
+    return _additive_mask(allowed, dtype, True, "causal mask")
+
+
+def _masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
+    """Softmax over the last axis; rows whose every entry is masked give zeros (not NaN), as PyTorch's SDPA."""
+    if mask is None:
+        return softmax(scores, dim=-1)
+    scores = scores + mask
+    dead = lc.all(lc.equal(mask, -math.inf), axis=-1, keepdims=True)
+    if not bool(lc.any(dead)):
+        return softmax(scores, dim=-1)
+    zero = lc.zeros((), dtype=scores.dtype, device=scores.device)
+    w = softmax(lc.where(dead, zero, scores), dim=-1)
+    return lc.where(dead, zero, w)
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """softmax(q @ k^T * scale + mask) @ v over the last two axes (..., L, E) x (..., S, E) -> (..., L, Ev).
+
+    Args:
+        attn_mask: bool (True = may attend) or float (added to the scores), broadcastable to (..., L, S).
+        dropout_p: dropout on the attention weights (always applied when > 0, as in PyTorch).
+        is_causal: mask out keys after each query (top-left aligned); excludes ``attn_mask``.
+        scale: factor on the scores; defaults to 1 / sqrt(E).
+        enable_gqa: let query heads (axis -3) share fewer key/value heads.
+    """
+    name = "scaled_dot_product_attention"
+    for t, what in ((query, "query"), (key, "key"), (value, "value")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}: {what} must be a Tensor, got {type(t).__name__}")
+        if t.ndim < 2:
+            raise ValueError(f"{name}: {what} needs at least 2 dimensions (..., seq, embed), got shape {t.shape}")
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(f"{name}: query and key embed sizes differ ({query.shape[-1]} != {key.shape[-1]})")
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(f"{name}: key and value have different lengths ({key.shape[-2]} != {value.shape[-2]})")
+    if is_causal and attn_mask is not None:
+        raise ValueError(f"{name}: give either attn_mask or is_causal=True, not both")
+    if enable_gqa and query.ndim >= 3 and key.ndim >= 3 and query.shape[-3] != key.shape[-3]:
+        hq, hk = query.shape[-3], key.shape[-3]
+        if hq % hk or value.shape[-3] != hk:
+            raise ValueError(f"{name}: {hq} query heads cannot share {hk} key/value heads")
+        key = lc.repeat(key, hq // hk, axis=key.ndim - 3)
+        value = lc.repeat(value, hq // hk, axis=value.ndim - 3)
+    length, source = query.shape[-2], key.shape[-2]
+    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    scores = lc.matmul(query, lc.matrix_transpose(key)) * s
+    mask = None
+    if is_causal:
+        mask = _causal_mask(length, source, scores.dtype, scores.device)
+    elif attn_mask is not None:
+        mask = _additive_mask(attn_mask, scores.dtype, True, name)
+    w = _masked_softmax(scores, mask)
+    if dropout_p > 0.0:
+        w = dropout(w, dropout_p, True)
+    return lc.matmul(w, value)
+
+
+def _in_projection(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim: int,
+    in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+    use_separate_proj_weight: bool,
+    q_proj_weight: Tensor | None,
+    k_proj_weight: Tensor | None,
+    v_proj_weight: Tensor | None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    bq = bk = bv = None
+    if in_proj_bias is not None:
+        bq, bk, bv = lc.split(in_proj_bias, 3)
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise ValueError(
+                "multi_head_attention_forward: in_proj_weight is None but use_separate_proj_weight is False"
+            )
+        if query is key and key is value:  # self-attention: one matmul for all three
+            q, k, v = lc.split(linear(query, in_proj_weight, in_proj_bias), 3, axis=-1)
+            return q, k, v
+        wq, wk, wv = lc.split(in_proj_weight, 3)
+    else:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise ValueError("multi_head_attention_forward: use_separate_proj_weight needs q_, k_ and v_proj_weight")
+        wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
+    return linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
+
+
+def multi_head_attention_forward(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+    bias_k: Tensor | None,
+    bias_v: Tensor | None,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    training: bool = True,
+    key_padding_mask: Tensor | None = None,
+    need_weights: bool = True,
+    attn_mask: Tensor | None = None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None,
+    v_proj_weight: Tensor | None = None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """Multi-head attention on sequence-first inputs (L, N, E) or unbatched (L, E), as PyTorch's.
+
+    Masks: ``key_padding_mask`` (N, S) and ``attn_mask`` (L, S) or (N * heads, L, S); bool masks mark
+    positions that may NOT be attended (True = masked), float masks are added to the scores.
+    Returns the output (L, N, E) and the attention weights (N, L, S) averaged over heads, or per head
+    (N, heads, L, S), or None when ``need_weights`` is False.
+    """
+    name = "multi_head_attention_forward"
+    if query.ndim not in (2, 3):
+        raise ValueError(f"{name}: expected query with 3 dimensions (L, N, E) or 2 (L, E), got shape {query.shape}")
+    unbatched = query.ndim == 2
+    if key.ndim != query.ndim or value.ndim != query.ndim:
+        raise ValueError(
+            f"{name}: query {query.shape}, key {key.shape} and value {value.shape} must have the same rank"
+        )
+    if unbatched:
+        query, key, value = (lc.expand_dims(t, axis=1) for t in (query, key, value))
+        if key_padding_mask is not None:
+            key_padding_mask = lc.expand_dims(key_padding_mask, axis=0)
+    length, batch, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise ValueError(f"{name}: query has embed size {embed_dim} but the module expects {embed_dim_to_check}")
+    if embed_dim % num_heads:
+        raise ValueError(f"{name}: embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
+    if key.shape[:2] != value.shape[:2] or key.shape[1] != batch:
+        raise ValueError(f"{name}: key {key.shape} and value {value.shape} must match in (S, N) and N must be {batch}")
+    head_dim = embed_dim // num_heads
+    q, k, v = _in_projection(
+        query, key, value, embed_dim, in_proj_weight, in_proj_bias, use_separate_proj_weight,
+        q_proj_weight, k_proj_weight, v_proj_weight,
+    )  # fmt: skip
+    dtype, device = q.dtype, q.device
+    mask = None
+    if attn_mask is not None:
+        mask = _additive_mask(attn_mask, dtype, False, name)
+        if mask.ndim == 2:
+            if mask.shape != (length, key.shape[0]):
+                raise ValueError(f"{name}: attn_mask should have shape {(length, key.shape[0])}, got {mask.shape}")
+            mask = lc.reshape(mask, (1, 1, *mask.shape))
+        elif mask.ndim == 3:
+            if mask.shape != (batch * num_heads, length, key.shape[0]):
+                raise ValueError(
+                    f"{name}: attn_mask should have shape {(batch * num_heads, length, key.shape[0])}, got {mask.shape}"
+                )
+            mask = lc.reshape(mask, (batch, num_heads, length, key.shape[0]))
+        else:
+            raise ValueError(f"{name}: attn_mask must be 2-D or 3-D, got shape {mask.shape}")
+    elif is_causal:
+        mask = lc.reshape(_causal_mask(length, key.shape[0], dtype, device), (1, 1, length, key.shape[0]))
+    kpm = None
+    if key_padding_mask is not None:
+        kpm = _additive_mask(key_padding_mask, dtype, False, name)
+        if kpm.shape != (batch, key.shape[0]):
+            raise ValueError(f"{name}: key_padding_mask should have shape {(batch, key.shape[0])}, got {kpm.shape}")
+    if bias_k is not None and bias_v is not None:
+        k = lc.concat([k, lc.broadcast_to(lc.reshape(bias_k, (1, 1, embed_dim)), (1, batch, embed_dim))], axis=0)
+        v = lc.concat([v, lc.broadcast_to(lc.reshape(bias_v, (1, 1, embed_dim)), (1, batch, embed_dim))], axis=0)
+        mask = None if mask is None else lc.pad(mask, [(0, 0), (0, 0), (0, 0), (0, 1)])
+        kpm = None if kpm is None else lc.pad(kpm, [(0, 0), (0, 1)])
+    elif (bias_k is None) != (bias_v is None):
+        raise ValueError(f"{name}: bias_k and bias_v must both be given or both be None")
+    # (seq, N, E) -> (N, heads, seq, head_dim)
+    q = lc.permute_dims(lc.reshape(q, (length, batch, num_heads, head_dim)), (1, 2, 0, 3))
+    k = lc.permute_dims(lc.reshape(k, (k.shape[0], batch, num_heads, head_dim)), (1, 2, 0, 3))
+    v = lc.permute_dims(lc.reshape(v, (v.shape[0], batch, num_heads, head_dim)), (1, 2, 0, 3))
+    if add_zero_attn:
+        k = lc.pad(k, [(0, 0), (0, 0), (0, 1), (0, 0)])
+        v = lc.pad(v, [(0, 0), (0, 0), (0, 1), (0, 0)])
+        mask = None if mask is None else lc.pad(mask, [(0, 0), (0, 0), (0, 0), (0, 1)])
+        kpm = None if kpm is None else lc.pad(kpm, [(0, 0), (0, 1)])
+    if kpm is not None:
+        kpm = lc.reshape(kpm, (batch, 1, 1, kpm.shape[-1]))
+        mask = kpm if mask is None else mask + kpm
+    scores = lc.matmul(q * (1.0 / math.sqrt(head_dim)), lc.matrix_transpose(k))
+    if need_weights:
+        w = softmax(scores if mask is None else scores + mask, dim=-1)
+    else:
+        w = _masked_softmax(scores, mask)
+    if dropout_p > 0.0 and training:
+        w = dropout(w, dropout_p, True)
+    out = lc.matmul(w, v)  # (N, heads, L, head_dim)
+    out = lc.reshape(lc.permute_dims(out, (2, 0, 1, 3)), (length, batch, embed_dim))
+    out = linear(out, out_proj_weight, out_proj_bias)
+    weights = None
+    if need_weights:
+        weights = lc.mean(w, axis=1) if average_attn_weights else w
+        if unbatched:
+            weights = lc.squeeze(weights, axis=0)
+    if unbatched:
+        out = lc.squeeze(out, axis=1)
+    return out, weights

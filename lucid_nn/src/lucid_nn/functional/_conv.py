@@ -1,0 +1,437 @@
+"""Convolutions as im2col + one matmul: conv1d/2d/3d, transposed convs, unfold and fold.
+
+``Im2col`` gathers every kernel offset's strided view of the (padded) input into one tensor of
+shape ``(N, C, K, *out)``; its adjoint ``Col2im`` scatter-adds such a tensor back. Each is the
+other's backward, so gradients of any order come from plain Lucid ops.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import lucid_core as lc
+from lucid_core import Tensor
+
+__all__ = [
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
+]  # fmt: skip
+
+_LAYOUT = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
+Pads = tuple[tuple[int, int], ...]
+
+
+def _ntuple(value: int | Sequence[int], n: int, what: str, name: str) -> tuple[int, ...]:
+    """``value`` repeated ``n`` times, or the given ``n`` values, as ints."""
+    if isinstance(value, int):
+        return (int(value),) * n
+    out = tuple(int(v) for v in value)
+    if len(out) == 1:
+        return out * n
+    if len(out) != n:
+        raise ValueError(f"{name}: {what} must be an int or {n} ints, got {tuple(value)}")
+    return out
+
+
+def _set(ctx: Any, z: Any, key: tuple[Any, ...], value: Any) -> Any:
+    """``z[key] = value`` through the backend's setitem kernel when it has one (immutable arrays)."""
+    k = ctx.device.backend.kernels.get("setitem")
+    if k is not None:
+        return k(z, key, value)
+    z[key] = value
+    return z
+
+
+def _offset_key(
+    offset: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...], out: tuple[int, ...]
+) -> tuple[Any, ...]:
+    key: list[Any] = [slice(None), slice(None)]
+    for o, s, d, n in zip(offset, stride, dilation, out):
+        key.append(slice(o * d, o * d + s * (n - 1) + 1, s))
+    return tuple(key)
+
+
+class Im2col(lc.Function):
+    """(N, C, *S) -> (N, C, K, *out): each kernel offset's strided view of the padded input."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, kernel, stride, dilation, pads, out, value):
+        xp = ctx.xp
+        if any(b or a for b, a in pads):
+            shape = tuple(x.shape[:2]) + tuple(s + b + a for s, (b, a) in zip(x.shape[2:], pads))
+            z = xp.full(shape, value, dtype=x.dtype)
+            inner = (slice(None), slice(None), *tuple(slice(b, b + s) for s, (b, _) in zip(x.shape[2:], pads)))
+            x = _set(ctx, z, inner, x)
+        views = [x[_offset_key(o, stride, dilation, out)] for o in itertools.product(*(range(k) for k in kernel))]
+        return xp.stack(views, axis=2)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, kernel, stride, dilation, pads, _, _ = ctx.inputs
+        return Col2im.apply(g, kernel, stride, dilation, pads, tuple(x.shape[2:])), None, None, None, None, None, None
+
+
+class Col2im(lc.Function):
+    """(N, C, K, *out) -> (N, C, *size): scatter-add each offset's values back (the adjoint of Im2col)."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, cols, kernel, stride, dilation, pads, size):
+        xp = ctx.xp
+        out = tuple(cols.shape[3:])
+        padded = tuple(s + b + a for s, (b, a) in zip(size, pads))
+        z = xp.zeros(tuple(cols.shape[:2]) + padded, dtype=cols.dtype)
+        for i, o in enumerate(itertools.product(*(range(k) for k in kernel))):
+            key = _offset_key(o, stride, dilation, out)
+            z = _set(ctx, z, key, z[key] + cols[:, :, i])
+        if any(b or a for b, a in pads):
+            z = z[(slice(None), slice(None), *tuple(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
+        return z
+
+    @staticmethod
+    def backward(ctx, g):
+        cols, kernel, stride, dilation, pads, _ = ctx.inputs
+        return Im2col.apply(g, kernel, stride, dilation, pads, tuple(cols.shape[3:]), 0.0), None, None, None, None, None
+
+
+def out_size(size: int, kernel: int, stride: int, pad: int, dilation: int) -> int:
+    """Output length of a sliding window over ``size`` elements padded by ``pad`` in total."""
+    return (size + pad - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def im2col(
+    x: Tensor,
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
+    pads: Pads,
+    out: tuple[int, ...] | None = None,
+    value: float = 0.0,
+) -> Tensor:
+    """Sliding windows of ``x`` (N, C, *S) as (N, C, K, *out), padding with ``value``."""
+    if out is None:
+        out = tuple(
+            out_size(s, k, st, b + a, d) for s, k, st, (b, a), d in zip(x.shape[2:], kernel, stride, pads, dilation)
+        )
+    if all(k == 1 for k in kernel) and all(s == 1 for s in stride) and not any(b or a for b, a in pads):
+        return lc.expand_dims(x, axis=2)
+    return Im2col.apply(x, tuple(kernel), tuple(stride), tuple(dilation), tuple(pads), tuple(out), value)
+
+
+def col2im(
+    cols: Tensor,
+    size: tuple[int, ...],
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
+    pads: Pads,
+) -> Tensor:
+    """Sum sliding windows (N, C, K, *out) back into an (N, C, *size) tensor (the adjoint of ``im2col``)."""
+    return Col2im.apply(cols, tuple(kernel), tuple(stride), tuple(dilation), tuple(pads), tuple(size))
+
+
+def _check_input(x: Any, nd: int, name: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor input, got {type(x).__name__}")
+    if x.ndim != nd + 2:
+        raise ValueError(f"{name}: expected input with {nd + 2} dimensions {_LAYOUT[nd]}, got shape {x.shape}")
+
+
+def _conv_pads(
+    padding: str | int | Sequence[int],
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
+    name: str,
+) -> Pads:
+    nd = len(kernel)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * nd
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{name}: padding='same' is not supported for strided convolutions (stride={stride})")
+            total = [d * (k - 1) for k, d in zip(kernel, dilation)]
+            return tuple((t // 2, t - t // 2) for t in total)
+        raise ValueError(f"{name}: padding must be 'valid', 'same', an int or a tuple of ints, got {padding!r}")
+    p = _ntuple(padding, nd, "padding", name)
+    if any(v < 0 for v in p):
+        raise ValueError(f"{name}: padding must be non-negative, got {p}")
+    return tuple((v, v) for v in p)
+
+
+def _positive(values: tuple[int, ...], what: str, name: str) -> None:
+    if any(v <= 0 for v in values):
+        raise ValueError(f"{name}: {what} must be positive, got {values}")
+
+
+def _convnd(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: int | Sequence[int],
+    padding: str | int | Sequence[int],
+    dilation: int | Sequence[int],
+    groups: int,
+    nd: int,
+    name: str,
+) -> Tensor:
+    _check_input(x, nd, name)
+    if not isinstance(weight, Tensor) or weight.ndim != nd + 2:
+        shape = getattr(weight, "shape", None)
+        raise ValueError(
+            f"{name}: expected a weight with {nd + 2} dimensions (out, in/groups, *kernel), got shape {shape}"
+        )
+    if groups < 1:
+        raise ValueError(f"{name}: groups must be a positive int, got {groups}")
+    n, c = x.shape[:2]
+    o, cg = weight.shape[:2]
+    if c != cg * groups:
+        raise ValueError(f"{name}: input has {c} channels but weight expects {cg * groups} (groups={groups})")
+    if o % groups:
+        raise ValueError(f"{name}: out channels {o} are not divisible by groups={groups}")
+    kernel = tuple(weight.shape[2:])
+    st = _ntuple(stride, nd, "stride", name)
+    dl = _ntuple(dilation, nd, "dilation", name)
+    _positive(st, "stride", name)
+    _positive(dl, "dilation", name)
+    pads = _conv_pads(padding, kernel, st, dl, name)
+    out = tuple(out_size(s, k, t, b + a, d) for s, k, t, (b, a), d in zip(x.shape[2:], kernel, st, pads, dl))
+    if any(v <= 0 for v in out):
+        raise ValueError(
+            f"{name}: input of spatial size {x.shape[2:]} with padding {pads} is smaller than the kernel "
+            f"{kernel} (dilation {dl})"
+        )
+    k = 1
+    for v in kernel:
+        k *= v
+    p = 1
+    for v in out:
+        p *= v
+    cols = lc.reshape(im2col(x, kernel, st, dl, pads, out), (n, groups, cg * k, p))
+    w = lc.reshape(weight, (groups, o // groups, cg * k))
+    y = lc.reshape(lc.matmul(w, cols), (n, o, *out))
+    if bias is not None:
+        y = y + lc.reshape(bias, (o,) + (1,) * nd)
+    return y
+
+
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: str | int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """1-D cross-correlation of ``input`` (N, C, L) with ``weight`` (out, C/groups, k)."""
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: str | int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """2-D cross-correlation of ``input`` (N, C, H, W) with ``weight`` (out, C/groups, kh, kw).
+
+    Args:
+        padding: an int, one int per side-pair, ``"valid"`` (none) or ``"same"`` (output size = input size).
+    """
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: str | int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """3-D cross-correlation of ``input`` (N, C, D, H, W) with ``weight`` (out, C/groups, kd, kh, kw)."""
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def transposed_out_size(
+    size: Sequence[int],
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+) -> tuple[int, ...]:
+    """Spatial output size of a transposed convolution."""
+    return tuple(
+        (s - 1) * st - 2 * p + d * (k - 1) + op + 1
+        for s, k, st, p, op, d in zip(size, kernel, stride, padding, output_padding, dilation)
+    )
+
+
+def _conv_transposend(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: int | Sequence[int],
+    padding: int | Sequence[int],
+    output_padding: int | Sequence[int],
+    groups: int,
+    dilation: int | Sequence[int],
+    nd: int,
+    name: str,
+) -> Tensor:
+    _check_input(x, nd, name)
+    if not isinstance(weight, Tensor) or weight.ndim != nd + 2:
+        shape = getattr(weight, "shape", None)
+        raise ValueError(
+            f"{name}: expected a weight with {nd + 2} dimensions (in, out/groups, *kernel), got shape {shape}"
+        )
+    if groups < 1:
+        raise ValueError(f"{name}: groups must be a positive int, got {groups}")
+    n, c = x.shape[:2]
+    if c != weight.shape[0]:
+        raise ValueError(f"{name}: input has {c} channels but weight expects {weight.shape[0]} (groups={groups})")
+    if c % groups:
+        raise ValueError(f"{name}: in channels {c} are not divisible by groups={groups}")
+    og = weight.shape[1]
+    kernel = tuple(weight.shape[2:])
+    st = _ntuple(stride, nd, "stride", name)
+    dl = _ntuple(dilation, nd, "dilation", name)
+    _positive(st, "stride", name)
+    _positive(dl, "dilation", name)
+    if isinstance(padding, str):
+        raise ValueError(f"{name}: padding must be an int or a tuple of ints, got {padding!r}")
+    pd = _ntuple(padding, nd, "padding", name)
+    op = _ntuple(output_padding, nd, "output_padding", name)
+    for o, s, d in zip(op, st, dl):
+        if not 0 <= o < max(s, d):
+            raise ValueError(f"{name}: output_padding {op} must be smaller than stride {st} or dilation {dl}")
+    size = transposed_out_size(x.shape[2:], kernel, st, pd, op, dl)
+    if any(v <= 0 for v in size):
+        raise ValueError(f"{name}: the output would have non-positive spatial size {size}")
+    k = 1
+    for v in kernel:
+        k *= v
+    cg = c // groups
+    w = lc.matrix_transpose(lc.reshape(weight, (groups, cg, og * k)))  # (G, og*K, cg)
+    xs = lc.reshape(x, (n, groups, cg, -1))
+    cols = lc.reshape(lc.matmul(w, xs), (n, groups * og, k, *tuple(x.shape[2:])))
+    y = col2im(cols, size, kernel, st, dl, tuple((p, p) for p in pd))
+    if bias is not None:
+        y = y + lc.reshape(bias, (groups * og,) + (1,) * nd)
+    return y
+
+
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    output_padding: int | Sequence[int] = 0,
+    groups: int = 1,
+    dilation: int | Sequence[int] = 1,
+) -> Tensor:
+    """1-D transposed convolution of ``input`` (N, C, L) with ``weight`` (C, out/groups, k)."""
+    return _conv_transposend(
+        input, weight, bias, stride, padding, output_padding, groups, dilation, 1, "conv_transpose1d"
+    )
+
+
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    output_padding: int | Sequence[int] = 0,
+    groups: int = 1,
+    dilation: int | Sequence[int] = 1,
+) -> Tensor:
+    """2-D transposed convolution (the gradient of conv2d w.r.t. its input) with ``weight`` (C, out/groups, kh, kw)."""
+    return _conv_transposend(
+        input, weight, bias, stride, padding, output_padding, groups, dilation, 2, "conv_transpose2d"
+    )
+
+
+def conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    output_padding: int | Sequence[int] = 0,
+    groups: int = 1,
+    dilation: int | Sequence[int] = 1,
+) -> Tensor:
+    """3-D transposed convolution with ``weight`` (C, out/groups, kd, kh, kw)."""
+    return _conv_transposend(
+        input, weight, bias, stride, padding, output_padding, groups, dilation, 3, "conv_transpose3d"
+    )
+
+
+def unfold(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    dilation: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    stride: int | Sequence[int] = 1,
+) -> Tensor:
+    """Sliding blocks of ``input`` (N, C, H, W) as columns: (N, C * kh * kw, L) (im2col)."""
+    _check_input(input, 2, "unfold")
+    kernel = _ntuple(kernel_size, 2, "kernel_size", "unfold")
+    dl = _ntuple(dilation, 2, "dilation", "unfold")
+    st = _ntuple(stride, 2, "stride", "unfold")
+    pd = _ntuple(padding, 2, "padding", "unfold")
+    for v, what in ((kernel, "kernel_size"), (dl, "dilation"), (st, "stride")):
+        _positive(v, what, "unfold")
+    pads = tuple((p, p) for p in pd)
+    out = tuple(out_size(s, k, t, 2 * p, d) for s, k, t, p, d in zip(input.shape[2:], kernel, st, pd, dl))
+    if any(v <= 0 for v in out):
+        raise ValueError(f"unfold: input of spatial size {input.shape[2:]} is smaller than the kernel {kernel}")
+    n, c = input.shape[:2]
+    return lc.reshape(im2col(input, kernel, st, dl, pads, out), (n, c * kernel[0] * kernel[1], out[0] * out[1]))
+
+
+def fold(
+    input: Tensor,
+    output_size: int | Sequence[int],
+    kernel_size: int | Sequence[int],
+    dilation: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    stride: int | Sequence[int] = 1,
+) -> Tensor:
+    """Sum columns (N, C * kh * kw, L) back into an (N, C, H, W) image (col2im, the adjoint of ``unfold``)."""
+    if not isinstance(input, Tensor) or input.ndim != 3:
+        raise ValueError(
+            f"fold: expected input with 3 dimensions (N, C * kh * kw, L), got shape {getattr(input, 'shape', None)}"
+        )
+    size = _ntuple(output_size, 2, "output_size", "fold")
+    kernel = _ntuple(kernel_size, 2, "kernel_size", "fold")
+    dl = _ntuple(dilation, 2, "dilation", "fold")
+    st = _ntuple(stride, 2, "stride", "fold")
+    pd = _ntuple(padding, 2, "padding", "fold")
+    for v, what in ((kernel, "kernel_size"), (dl, "dilation"), (st, "stride")):
+        _positive(v, what, "fold")
+    k = kernel[0] * kernel[1]
+    n, ck, length = input.shape
+    if ck % k:
+        raise ValueError(f"fold: input's dimension 1 ({ck}) is not divisible by the kernel's size {kernel} ({k})")
+    out = tuple(out_size(s, kk, t, 2 * p, d) for s, kk, t, p, d in zip(size, kernel, st, pd, dl))
+    if out[0] * out[1] != length:
+        raise ValueError(
+            f"fold: input has {length} blocks but output_size {size} with kernel {kernel}, padding {pd}, "
+            f"stride {st} and dilation {dl} gives {out[0]} x {out[1]} = {out[0] * out[1]}"
+        )
+    cols = lc.reshape(input, (n, ck // k, k, *out))
+    return col2im(cols, size, kernel, st, dl, tuple((p, p) for p in pd))

@@ -1,0 +1,322 @@
+"""Loss functions with PyTorch's reductions, weights and edge cases; stable for extreme logits."""
+
+from __future__ import annotations
+
+__all__ = [
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
+]  # fmt: skip
+
+import lucid_core as lc
+from lucid_core import Tensor
+
+from ._activation import log_softmax
+from ._misc import pairwise_distance
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _reduce(loss: Tensor, reduction: str, name: str) -> Tensor:
+    if reduction == "mean":
+        return lc.mean(loss)
+    if reduction == "sum":
+        return lc.sum(loss)
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+def _check_reduction(reduction: str, name: str, extra: tuple[str, ...] = ()) -> None:
+    if reduction not in _REDUCTIONS + extra:
+        raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS + extra}, got {reduction!r}")
+
+
+def _pair(x: object, t: object, name: str) -> tuple[Tensor, Tensor]:
+    if not isinstance(x, Tensor) or not isinstance(t, Tensor):
+        raise TypeError(f"{name}: input and target must be Tensors, got {type(x).__name__} and {type(t).__name__}")
+    try:
+        lc.broadcast_shapes(x.shape, t.shape)
+    except ValueError:
+        raise ValueError(f"{name}: target shape {t.shape} does not broadcast to input shape {x.shape}") from None
+    return x, t
+
+
+# -- regression ------------------------------------------------------------------------------------
+def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """(x - target)**2, reduced."""
+    x, target = _pair(x, target, "mse_loss")
+    _check_reduction(reduction, "mse_loss")
+    d = x - target
+    return _reduce(d * d, reduction, "mse_loss")
+
+
+def l1_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """|x - target|, reduced."""
+    x, target = _pair(x, target, "l1_loss")
+    _check_reduction(reduction, "l1_loss")
+    return _reduce(lc.abs(x - target), reduction, "l1_loss")
+
+
+def smooth_l1_loss(x: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta."""
+    x, target = _pair(x, target, "smooth_l1_loss")
+    _check_reduction(reduction, "smooth_l1_loss")
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    ad = lc.abs(x - target)
+    if beta == 0:
+        return _reduce(ad, reduction, "smooth_l1_loss")
+    loss = lc.where(ad < beta, 0.5 * ad * ad / beta, ad - 0.5 * beta)
+    return _reduce(loss, reduction, "smooth_l1_loss")
+
+
+def huber_loss(x: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """0.5 d**2 where |d| <= delta, else delta * (|d| - 0.5 delta)."""
+    x, target = _pair(x, target, "huber_loss")
+    _check_reduction(reduction, "huber_loss")
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    ad = lc.abs(x - target)
+    loss = lc.where(ad <= delta, 0.5 * ad * ad, delta * (ad - 0.5 * delta))
+    return _reduce(loss, reduction, "huber_loss")
+
+
+# -- classification --------------------------------------------------------------------------------------
+def _class_weights(weight: Tensor | None, c: int, name: str) -> None:
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
+        raise ValueError(f"{name}: weight should have one entry per class ({c}), got shape {weight.shape}")
+
+
+def _check_targets(x: Tensor, target: Tensor, name: str) -> None:
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"{name}: class-index targets must be integers, got {target.dtype.name}")
+    expected = (x.shape[0], *x.shape[2:]) if x.ndim >= 2 else ()
+    if tuple(target.shape) != expected:
+        raise ValueError(
+            f"{name}: expected target of shape {expected} for input of shape {x.shape}, got {target.shape}"
+        )
+
+
+def _picked(x: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, name: str) -> tuple[Tensor, Tensor]:
+    """``(x[n, target[n], ...], weight[target] * (target != ignore_index))`` for a batched (N, C, ...) input."""
+    c = x.shape[1]
+    valid = target != ignore_index
+    safe = lc.where(valid, target, lc.zeros_like(target))
+    if target.size:
+        lo, hi = int(lc.min(safe).item()), int(lc.max(safe).item())
+        if lo < 0 or hi >= c:
+            raise IndexError(
+                f"{name}: target values must be in [0, {c}) or ignore_index ({ignore_index}), got [{lo}, {hi}]"
+            )
+    picked = lc.squeeze(lc.take_along_axis(x, lc.expand_dims(safe, axis=1), axis=1), axis=1)
+    w = lc.astype(valid, x.dtype)
+    if weight is not None:
+        w = w * weight[safe]
+    return picked, w
+
+
+def nll_loss(
+    x: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Tensor:
+    """-x[n, target[n]] (x holds log-probabilities over axis 1), weighted; ``mean`` divides by the total weight."""
+    _pair(x, x, "nll_loss")
+    _check_reduction(reduction, "nll_loss")
+    if x.ndim == 0:
+        raise ValueError("nll_loss: input must have a class axis, got a 0-d tensor")
+    _check_targets(x, target, "nll_loss")
+    unbatched = x.ndim == 1
+    if unbatched:
+        x, target = lc.expand_dims(x, axis=0), lc.expand_dims(target, axis=0)
+    _class_weights(weight, x.shape[1], "nll_loss")
+    picked, w = _picked(x, target, weight, ignore_index, "nll_loss")
+    loss = -picked * w
+    if reduction == "none":
+        return loss[0] if unbatched else loss
+    if reduction == "sum":
+        return lc.sum(loss)
+    return lc.sum(loss) / lc.sum(w)
+
+
+def cross_entropy(
+    x: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """Cross entropy of logits ``x`` (class axis 1) against class indices or class probabilities.
+
+    Args:
+        x: logits, (N, C, ...) or (C,).
+        target: int class indices (N, ...) or float probabilities shaped like ``x``.
+        weight: a per-class rescaling weight of shape (C,).
+        ignore_index: class index whose targets add nothing (index targets only).
+        reduction: ``"none"``, ``"mean"`` or ``"sum"``.
+        label_smoothing: mix ``label_smoothing / C`` of a uniform distribution into the target.
+    """
+    _pair(x, x, "cross_entropy")
+    _check_reduction(reduction, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if x.ndim == 0:
+        raise ValueError("cross_entropy: input must have a class axis, got a 0-d tensor")
+    if not isinstance(target, Tensor):
+        raise TypeError(f"cross_entropy: target must be a Tensor, got {type(target).__name__}")
+    unbatched = x.ndim == 1
+    if unbatched:
+        x, target = lc.expand_dims(x, axis=0), lc.expand_dims(target, axis=0)
+    c = x.shape[1]
+    _class_weights(weight, c, "cross_entropy")
+    logp = log_softmax(x, 1)
+    wshape = (1, c) + (1,) * (x.ndim - 2)
+    if target.dtype.kind == "f":
+        if target.shape != x.shape:
+            raise ValueError(
+                f"cross_entropy: probability targets must have the input's shape {x.shape}, got {target.shape}"
+            )
+        if label_smoothing > 0:
+            target = target * (1.0 - label_smoothing) + label_smoothing / c
+        prod = logp * target
+        if weight is not None:
+            prod = prod * weight.reshape(wshape)
+        loss = -lc.sum(prod, axis=1)
+        if reduction == "none":
+            return loss[0] if unbatched else loss
+        if reduction == "sum":
+            return lc.sum(loss)
+        return lc.sum(loss) / (x.size // c)
+    _check_targets(x, target, "cross_entropy")
+    picked, w = _picked(logp, target, weight, ignore_index, "cross_entropy")
+    nll = -picked * w
+    if label_smoothing > 0:
+        valid = lc.astype(target != ignore_index, x.dtype)
+        lw = logp if weight is None else logp * weight.reshape(wshape)
+        smooth = -lc.sum(lw, axis=1) * valid
+        if reduction == "none":
+            loss = nll * (1.0 - label_smoothing) + smooth * (label_smoothing / c)
+            return loss[0] if unbatched else loss
+        if reduction == "sum":
+            return lc.sum(nll) * (1.0 - label_smoothing) + lc.sum(smooth) * (label_smoothing / c)
+        denom = lc.sum(w) if weight is not None else lc.sum(valid)
+        return (lc.sum(nll) * (1.0 - label_smoothing) + lc.sum(smooth) * (label_smoothing / c)) / denom
+    if reduction == "none":
+        return nll[0] if unbatched else nll
+    if reduction == "sum":
+        return lc.sum(nll)
+    return lc.sum(nll) / lc.sum(w)
+
+
+def binary_cross_entropy(x: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean") -> Tensor:
+    """-(t log x + (1 - t) log(1 - x)) for probabilities ``x``; each log is clamped at -100 as in PyTorch."""
+    x, target = _pair(x, target, "binary_cross_entropy")
+    _check_reduction(reduction, "binary_cross_entropy")
+    if x.shape != target.shape:
+        raise ValueError(
+            f"binary_cross_entropy: using a target size ({target.shape}) that is different to the input size "
+            f"({x.shape}) is not supported"
+        )
+    if x.size and (float(lc.min(x).item()) < 0 or float(lc.max(x).item()) > 1):
+        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    log_x = lc.maximum(lc.log(x), -100.0)
+    log_1mx = lc.maximum(lc.log1p(-x), -100.0)
+    loss = -(target * log_x + (1.0 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(
+    x: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """Sigmoid + binary cross entropy in one stable expression; ``pos_weight`` scales the positive term."""
+    x, target = _pair(x, target, "binary_cross_entropy_with_logits")
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    if x.shape != target.shape:
+        raise ValueError(
+            f"binary_cross_entropy_with_logits: target size ({target.shape}) must be the same as input size ({x.shape})"
+        )
+    softplus_neg = lc.logaddexp(0.0, -x)  # -log(sigmoid(x)), no overflow
+    if pos_weight is not None:
+        loss = (1.0 - target) * x + (1.0 + (pos_weight - 1.0) * target) * softplus_neg
+    else:
+        loss = (1.0 - target) * x + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+def kl_div(x: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """target * (log target - x) for log-probabilities ``x``; ``"batchmean"`` divides the sum by the batch size."""
+    x, target = _pair(x, target, "kl_div")
+    _check_reduction(reduction, "kl_div", ("batchmean",))
+    if log_target:
+        loss = lc.exp(target) * (target - x)
+    else:
+        pos = target > 0
+        safe = lc.where(pos, target, lc.ones_like(target))
+        loss = lc.where(pos, target * lc.log(safe), lc.zeros_like(target)) - target * x
+    if reduction == "batchmean":
+        return lc.sum(loss) / (x.shape[0] if x.ndim else 1)
+    return _reduce(loss, reduction, "kl_div")
+
+
+# -- embeddings and ranking ---------------------------------------------------------------------------------
+def cosine_embedding_loss(
+    x1: Tensor, x2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
+) -> Tensor:
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
+    _pair(x1, x2, "cosine_embedding_loss")
+    _check_reduction(reduction, "cosine_embedding_loss")
+    if x1.shape != x2.shape or x1.ndim not in (1, 2):
+        raise ValueError(
+            f"cosine_embedding_loss: expected two 1-D or 2-D inputs of one shape, got {x1.shape} and {x2.shape}"
+        )
+    eps = 1e-12
+    dot = lc.sum(x1 * x2, axis=-1)
+    mag = lc.sqrt((lc.sum(x1 * x1, axis=-1) + eps) * (lc.sum(x2 * x2, axis=-1) + eps))
+    cos = dot / mag
+    zeros = lc.zeros_like(cos)
+    loss = lc.where(target == 1, 1.0 - cos, zeros) + lc.where(target == -1, lc.maximum(cos - margin, 0.0), zeros)
+    return _reduce(loss, reduction, "cosine_embedding_loss")
+
+
+def margin_ranking_loss(x1: Tensor, x2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean") -> Tensor:
+    """max(0, -target * (x1 - x2) + margin)."""
+    _pair(x1, x2, "margin_ranking_loss")
+    _check_reduction(reduction, "margin_ranking_loss")
+    return _reduce(lc.maximum(-target * (x1 - x2) + margin, 0.0), reduction, "margin_ranking_loss")
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2.0,
+    eps: float = 1e-6,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(d(a, p) - d(a, n) + margin, 0) with p-norm distances (``swap`` uses min(d(a, n), d(p, n)))."""
+    _pair(anchor, positive, "triplet_margin_loss")
+    _check_reduction(reduction, "triplet_margin_loss")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise ValueError(
+            f"triplet_margin_loss: anchor, positive and negative must have the same number of dimensions, got "
+            f"{anchor.ndim}, {positive.ndim} and {negative.ndim}"
+        )
+    d_ap = pairwise_distance(anchor, positive, p, eps)
+    d_an = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_an = lc.minimum(d_an, pairwise_distance(positive, negative, p, eps))
+    return _reduce(lc.maximum(margin + d_ap - d_an, 0.0), reduction, "triplet_margin_loss")

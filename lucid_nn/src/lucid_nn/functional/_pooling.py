@@ -1,0 +1,475 @@
+"""Pooling and resampling: max/avg pools, adaptive pools, and interpolate (nearest, linear, bilinear).
+
+Windows come from the same im2col as convolutions (one strided view per kernel offset, stacked),
+with a reshape fast path when windows tile the input exactly (stride == kernel, no padding).
+Adaptive average pooling and linear interpolation are matmuls with small weight matrices.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import lucid_core as lc
+from lucid_core import Tensor
+
+from ._conv import _ntuple, im2col
+
+__all__ = [
+    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "interpolate", "upsample",
+]  # fmt: skip
+
+_LAYOUT = {1: "(N, C, L) or (C, L)", 2: "(N, C, H, W) or (C, H, W)"}
+
+
+def _batched(x: Any, nd: int, name: str) -> tuple[Tensor, bool]:
+    """``x`` with a batch axis (added for an unbatched input), and whether one was added."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor input, got {type(x).__name__}")
+    if x.ndim == nd + 2:
+        return x, False
+    if x.ndim == nd + 1:
+        return lc.expand_dims(x, axis=0), True
+    raise ValueError(f"{name}: expected input with {nd + 1} or {nd + 2} dimensions {_LAYOUT[nd]}, got shape {x.shape}")
+
+
+def _pool_geometry(
+    x: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None,
+    padding: int | Sequence[int],
+    dilation: int | Sequence[int],
+    ceil_mode: bool,
+    nd: int,
+    name: str,
+) -> tuple[tuple[int, ...], ...]:
+    """(kernel, stride, padding, dilation, out, extra right padding) per spatial axis, validated."""
+    k = _ntuple(kernel_size, nd, "kernel_size", name)
+    s = (
+        k
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
+        else _ntuple(stride, nd, "stride", name)
+    )
+    p = _ntuple(padding, nd, "padding", name)
+    d = _ntuple(dilation, nd, "dilation", name)
+    for v, what in ((k, "kernel_size"), (s, "stride"), (d, "dilation")):
+        if any(i <= 0 for i in v):
+            raise ValueError(f"{name}: {what} must be positive, got {v}")
+    if any(pi < 0 or 2 * pi > kk for pi, kk in zip(p, k)):
+        raise ValueError(f"{name}: padding {p} must be non-negative and at most half the kernel size {k}")
+    out, extra = [], []
+    for size, kk, ss, pp, dd in zip(x.shape[2:], k, s, p, d):
+        span = size + 2 * pp - dd * (kk - 1) - 1
+        o = (span + (ss - 1 if ceil_mode else 0)) // ss + 1
+        if ceil_mode and (o - 1) * ss >= size + pp:
+            o -= 1  # the last window must start inside the input or the left padding
+        if o <= 0:
+            raise ValueError(
+                f"{name}: input of spatial size {x.shape[2:]} is smaller than the kernel {k} (padding {p})"
+            )
+        out.append(o)
+        extra.append(max(0, (o - 1) * ss + dd * (kk - 1) + 1 - (size + 2 * pp)))
+    return k, s, p, d, tuple(out), tuple(extra)
+
+
+def _tiles(x: Tensor, k: tuple[int, ...], s: tuple[int, ...], p: tuple[int, ...], d: tuple[int, ...]) -> bool:
+    return k == s and not any(p) and all(v == 1 for v in d)
+
+
+def _tile_view(x: Tensor, k: tuple[int, ...], out: tuple[int, ...]) -> Tensor:
+    """(N, C, o1*k1, o2*k2, ...) viewed as (N, C, o1, k1, o2, k2, ...) (cropping any remainder)."""
+    if tuple(x.shape[2:]) != tuple(o * kk for o, kk in zip(out, k)):
+        x = x[(slice(None), slice(None), *tuple(slice(0, o * kk) for o, kk in zip(out, k)))]
+    shape = tuple(x.shape[:2]) + tuple(v for o, kk in zip(out, k) for v in (o, kk))
+    return lc.reshape(x, shape)
+
+
+def _max_pool(
+    x: Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil_mode: bool,
+    return_indices: bool,
+    nd: int,
+    name: str,
+) -> Any:
+    x, unbatched = _batched(x, nd, name)
+    k, s, p, d, out, extra = _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode, nd, name)
+    if _tiles(x, k, s, p, d) and not any(extra) and not return_indices:
+        y = lc.max(_tile_view(x, k, out), axis=tuple(range(3, 3 + 2 * nd, 2)))
+    else:
+        pads = tuple((pp, pp + e) for pp, e in zip(p, extra))
+        cols = im2col(x, k, s, d, pads, out, value=-math.inf)
+        y = lc.max(cols, axis=2)
+        if return_indices:
+            idx = _window_argmax(cols, x.shape[2:], k, s, p, d, out)
+    if unbatched:
+        y = lc.squeeze(y, axis=0)
+    if return_indices:
+        return y, (lc.squeeze(idx, axis=0) if unbatched else idx)
+    return y
+
+
+def _window_argmax(
+    cols: Tensor,
+    size: tuple[int, ...],
+    k: tuple[int, ...],
+    s: tuple[int, ...],
+    p: tuple[int, ...],
+    d: tuple[int, ...],
+    out: tuple[int, ...],
+) -> Tensor:
+    """Flat index into the input's spatial axes of each window's (first) maximum, as PyTorch returns."""
+    a = lc.argmax(cols.detach(), axis=2)  # (N, C, *out), offset within the window
+    flat = None
+    rem = a
+    for i in range(len(k)):
+        inner = 1
+        for kk in k[i + 1 :]:
+            inner *= kk
+        off = lc.floor_divide(rem, inner)
+        rem = lc.remainder(rem, inner)
+        shape = [1] * len(out)
+        shape[i] = out[i]
+        start = lc.reshape(lc.arange(out[i], device=cols.device) * s[i] - p[i], tuple(shape))
+        pos = start + off * d[i]
+        flat = pos if flat is None else flat * size[i] + pos
+    return flat
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """Maximum over sliding windows of ``input`` (N, C, L); ``stride`` defaults to ``kernel_size``."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1, "max_pool1d")
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """Maximum over sliding windows of ``input`` (N, C, H, W); padding counts as -inf.
+
+    Args:
+        return_indices: also return each maximum's flat index into H * W (PyTorch's layout).
+    """
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2, "max_pool2d")
+
+
+def _avg_divisor(
+    size: Sequence[int],
+    k: Sequence[int],
+    s: Sequence[int],
+    p: Sequence[int],
+    out: Sequence[int],
+    include_pad: bool,
+    device: Any,
+    dtype: Any,
+) -> Tensor:
+    """Per-window element counts (PyTorch's rule: padding counts, the ceil-mode overhang does not)."""
+    div = None
+    for i, (n, kk, ss, pp, o) in enumerate(zip(size, k, s, p, out)):
+        counts = []
+        for j in range(o):
+            start = j * ss - pp
+            end = min(start + kk, n + pp)
+            counts.append(end - start if include_pad else min(end, n) - max(start, 0))
+        shape = [1] * len(out)
+        shape[i] = o
+        c = lc.reshape(lc.asarray(counts, dtype=dtype, device=device), tuple(shape))
+        div = c if div is None else div * c
+    return div
+
+
+def _avg_pool(
+    x: Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    nd: int,
+    name: str,
+) -> Tensor:
+    x, unbatched = _batched(x, nd, name)
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"{name}: expected a floating-point input, got {x.dtype.name}")
+    k, s, p, d, out, extra = _pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode, nd, name)
+    if divisor_override is not None and divisor_override <= 0:
+        raise ValueError(f"{name}: divisor_override must be positive, got {divisor_override}")
+    if _tiles(x, k, s, p, d) and not any(extra):
+        y = lc.sum(_tile_view(x, k, out), axis=tuple(range(3, 3 + 2 * nd, 2)))
+        div: Any = math.prod(k)
+    else:
+        pads = tuple((pp, pp + e) for pp, e in zip(p, extra))
+        y = lc.sum(im2col(x, k, s, d, pads, out), axis=2)
+        div = _avg_divisor(x.shape[2:], k, s, p, out, count_include_pad, x.device, x.dtype)
+    y = y / (divisor_override if divisor_override is not None else div)
+    return lc.squeeze(y, axis=0) if unbatched else y
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """Mean over sliding windows of ``input`` (N, C, L); ``stride`` defaults to ``kernel_size``."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1, "avg_pool1d")
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """Mean over sliding windows of ``input`` (N, C, H, W).
+
+    Args:
+        count_include_pad: whether zero padding counts in each window's divisor.
+        divisor_override: divide every window's sum by this instead.
+    """
+    return _avg_pool(
+        input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2, "avg_pool2d"
+    )
+
+
+def _adaptive_sizes(x: Tensor, output_size: Any, nd: int, name: str) -> tuple[int, ...]:
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * nd
+    sizes = tuple(output_size)
+    if len(sizes) == 1:
+        sizes = sizes * nd
+    if len(sizes) != nd:
+        raise ValueError(f"{name}: output_size must be an int or {nd} values, got {output_size}")
+    out = tuple(x.shape[2 + i] if v is None else int(v) for i, v in enumerate(sizes))
+    if any(v <= 0 for v in out):
+        raise ValueError(f"{name}: output_size must be positive, got {out}")
+    return out
+
+
+def _bounds(n: int, o: int) -> list[tuple[int, int]]:
+    """PyTorch's adaptive windows: [floor(i*n/o), ceil((i+1)*n/o))."""
+    return [((i * n) // o, -((-(i + 1) * n) // o)) for i in range(o)]
+
+
+def _apply_matrix(x: Tensor, m: Tensor, axis: int) -> Tensor:
+    """Contract ``x``'s ``axis`` with the last axis of ``m`` (out, in); the result's axis has size out."""
+    if axis == x.ndim - 1:
+        return lc.matmul(x, lc.matrix_transpose(m))
+    if axis == x.ndim - 2:
+        return lc.matmul(m, x)
+    return lc.moveaxis(lc.matmul(lc.moveaxis(x, axis, -1), lc.matrix_transpose(m)), -1, axis)
+
+
+def _adaptive_avg(x: Tensor, output_size: Any, nd: int, name: str) -> Tensor:
+    x, unbatched = _batched(x, nd, name)
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"{name}: expected a floating-point input, got {x.dtype.name}")
+    out = _adaptive_sizes(x, output_size, nd, name)
+    size = tuple(x.shape[2:])
+    if all(n % o == 0 for n, o in zip(size, out)):
+        k = tuple(n // o for n, o in zip(size, out))
+        y = lc.mean(_tile_view(x, k, out), axis=tuple(range(3, 3 + 2 * nd, 2)))
+    else:
+        y = x
+        for i, (n, o) in enumerate(zip(size, out)):
+            if n == o:
+                continue
+            rows = [[1.0 / (b - a) if a <= j < b else 0.0 for j in range(n)] for a, b in _bounds(n, o)]
+            y = _apply_matrix(y, lc.asarray(rows, dtype=x.dtype, device=x.device), 2 + i)
+    return lc.squeeze(y, axis=0) if unbatched else y
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:
+    """Average pooling of ``input`` (N, C, L) into ``output_size`` windows (PyTorch's window bounds)."""
+    return _adaptive_avg(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """Average pooling of ``input`` (N, C, H, W) to ``output_size`` (None keeps that axis)."""
+    return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def _adaptive_max(x: Tensor, output_size: Any, return_indices: bool, nd: int, name: str) -> Any:
+    x, unbatched = _batched(x, nd, name)
+    out = _adaptive_sizes(x, output_size, nd, name)
+    size = tuple(x.shape[2:])
+    y = x
+    index_parts = []
+    for i, (n, o) in enumerate(zip(size, out)):
+        bounds = _bounds(n, o)
+        kmax = max(b - a for a, b in bounds)
+        # window positions padded to a common length by repeating the last element (max unchanged)
+        idx = [min(a + t, b - 1) for a, b in bounds for t in range(kmax)]
+        index_parts.append((idx, o, kmax))
+        it = lc.asarray(idx, dtype=lc.int64, device=x.device)
+        ax = 2 + 2 * i
+        y = lc.take(y, it, axis=ax)
+        y = lc.reshape(y, (*y.shape[:ax], o, kmax, *y.shape[ax + 1 :]))
+    win = y
+    y = lc.max(win, axis=tuple(range(3, 3 + 2 * nd, 2)))
+    result: Any = y
+    if return_indices:
+        # move window axes last, flatten them, and map the argmax back to input coordinates
+        perm = (0, 1, *tuple(range(2, 2 + 2 * nd, 2)), *tuple(range(3, 3 + 2 * nd, 2)))
+        w = lc.permute_dims(win.detach(), perm)
+        ks = tuple(km for _, _, km in index_parts)
+        a = lc.argmax(lc.reshape(w, (*w.shape[: 2 + nd], -1)), axis=-1)
+        flat = None
+        rem = a
+        for i, (idx, o, km) in enumerate(index_parts):
+            inner = math.prod(ks[i + 1 :])
+            off = lc.floor_divide(rem, inner)
+            rem = lc.remainder(rem, inner)
+            table = lc.reshape(lc.asarray(idx, dtype=lc.int64, device=x.device), (o, km))
+            shape = [1] * nd
+            shape[i] = o
+            rows = lc.reshape(lc.arange(o, device=x.device), tuple(shape))
+            pos = table[rows, off]
+            flat = pos if flat is None else flat * size[i] + pos
+        result = (y, flat)
+    if unbatched:
+        if return_indices:
+            return lc.squeeze(result[0], axis=0), lc.squeeze(result[1], axis=0)
+        return lc.squeeze(result, axis=0)
+    return result
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: int | Sequence[int], return_indices: bool = False) -> Any:
+    """Max pooling of ``input`` (N, C, L) into ``output_size`` windows."""
+    return _adaptive_max(input, output_size, return_indices, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False) -> Any:
+    """Max pooling of ``input`` (N, C, H, W) to ``output_size`` (None keeps that axis)."""
+    return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+_MODES = {"nearest": None, "nearest-exact": None, "linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def _source_coords(n: int, o: int, scale: float | None, align_corners: bool, device: Any, dtype: Any) -> Tensor:
+    """Source coordinate of each output position for linear modes (PyTorch's convention)."""
+    j = lc.arange(o, dtype=dtype, device=device)
+    if align_corners:
+        return j * ((n - 1) / (o - 1) if o > 1 else 0.0)
+    ratio = (1.0 / scale) if scale is not None else n / o
+    return lc.maximum(((j + 0.5) * ratio - 0.5), lc.zeros_like(j))
+
+
+def _linear_matrix(n: int, o: int, scale: float | None, align_corners: bool, device: Any, dtype: Any) -> Tensor:
+    """(o, n) weights of linear interpolation from n samples to o."""
+    src = _source_coords(n, o, scale, align_corners, device, dtype)
+    i0 = lc.minimum(lc.floor(src), lc.full_like(src, n - 1))
+    lam = src - i0
+    i1 = lc.minimum(i0 + 1, lc.full_like(src, n - 1))
+    cols = lc.reshape(lc.arange(n, dtype=dtype, device=device), (1, n))
+    w0 = lc.astype(lc.equal(cols, lc.expand_dims(i0, axis=1)), dtype) * lc.expand_dims(1 - lam, axis=1)
+    w1 = lc.astype(lc.equal(cols, lc.expand_dims(i1, axis=1)), dtype) * lc.expand_dims(lam, axis=1)
+    return w0 + w1
+
+
+def _nearest_index(n: int, o: int, scale: float | None, exact: bool) -> list[int]:
+    ratio = (1.0 / scale) if scale is not None else n / o
+    if exact:
+        return [min(math.floor((j + 0.5) * ratio), n - 1) for j in range(o)]
+    return [min(math.floor(j * ratio), n - 1) for j in range(o)]
+
+
+def interpolate(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+) -> Tensor:
+    """Resample ``input`` (N, C, *spatial) to ``size`` or by ``scale_factor``.
+
+    Args:
+        mode: ``"nearest"``, ``"nearest-exact"``, ``"linear"`` (3-D input), ``"bilinear"`` (4-D) or
+            ``"trilinear"`` (5-D).
+        align_corners: for linear modes, map corner pixels' centres onto each other (default False).
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"interpolate: expected a Tensor input, got {type(input).__name__}")
+    if mode not in _MODES:
+        raise ValueError(f"interpolate: unknown mode {mode!r}; expected one of {sorted(_MODES)}")
+    nd = input.ndim - 2
+    if nd < 1:
+        raise ValueError(
+            f"interpolate: expected input with at least 3 dimensions (N, C, *spatial), got shape {input.shape}"
+        )
+    want = _MODES[mode]
+    if want is not None and want != nd:
+        raise ValueError(f"interpolate: mode {mode!r} expects a {want + 2}-D input, got shape {input.shape}")
+    if want is None and align_corners is not None:
+        raise ValueError(
+            "interpolate: align_corners can only be set with the linear modes (linear, bilinear, trilinear)"
+        )
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give exactly one of size and scale_factor")
+    spatial = tuple(input.shape[2:])
+    scales: tuple[float | None, ...]
+    if size is not None:
+        out = _ntuple(size, nd, "size", "interpolate")
+        scales = (None,) * nd
+    else:
+        sf = (
+            (float(scale_factor),) * nd
+            if isinstance(scale_factor, (int, float))
+            else tuple(float(v) for v in scale_factor)
+        )
+        if len(sf) != nd:
+            raise ValueError(f"interpolate: scale_factor must be a number or {nd} numbers, got {scale_factor}")
+        out = tuple(math.floor(n * f) for n, f in zip(spatial, sf))
+        scales = (None,) * nd if recompute_scale_factor else sf
+    if any(v <= 0 for v in out):
+        raise ValueError(f"interpolate: output size {out} must be positive")
+    y = input
+    for i, (n, o, sc) in enumerate(zip(spatial, out, scales)):
+        if n == o and sc in (None, 1.0):
+            continue
+        if want is None:
+            idx = lc.asarray(_nearest_index(n, o, sc, mode == "nearest-exact"), dtype=lc.int64, device=input.device)
+            y = lc.take(y, idx, axis=2 + i)
+        else:
+            if input.dtype.kind not in "fc":
+                raise TypeError(f"interpolate: mode {mode!r} needs a floating-point input, got {input.dtype.name}")
+            m = _linear_matrix(n, o, sc, bool(align_corners), input.device, input.dtype)
+            y = _apply_matrix(y, m, 2 + i)
+    return y
+
+
+def upsample(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Alias of :func:`interpolate` (PyTorch's older name)."""
+    return interpolate(input, size, scale_factor, mode, align_corners)

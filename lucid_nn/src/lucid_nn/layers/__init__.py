@@ -1,0 +1,1 @@
+"""Layers, one module per family."""

@@ -1,0 +1,81 @@
+"""Embedding: a lookup table of learned vectors."""
+
+from __future__ import annotations
+
+__all__ = ["Embedding"]
+
+from typing import Any
+
+import lucid_core as lc
+from lucid_core import Parameter, Tensor
+
+from .. import functional as F  # noqa: N812 - the name everyone uses
+from .. import init
+from ..module import Module
+
+
+class Embedding(Module):
+    """Rows of a (num_embeddings, embedding_dim) table picked by integer indices; weight ~ N(0, 1).
+
+    Args:
+        padding_idx: a row that starts at zero and receives no gradient.
+        max_norm: renormalise looked-up rows whose ``norm_type``-norm exceeds it (in place).
+    """
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        _weight: Tensor | None = None,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(
+                    f"Embedding: padding_idx must be within num_embeddings ({num_embeddings}), got {padding_idx}"
+                )
+            if padding_idx < 0:
+                padding_idx += num_embeddings
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        if _weight is None:
+            self.weight = Parameter(lc.empty((num_embeddings, embedding_dim), dtype=dtype, device=device))
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(f"Embedding: _weight shape {_weight.shape} != ({num_embeddings}, {embedding_dim})")
+            self.weight = Parameter(_weight)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with lc.no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None) -> Embedding:
+        """An Embedding whose table is ``embeddings`` (frozen unless ``freeze=False``)."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape {embeddings.shape}")
+        m = cls(embeddings.shape[0], embeddings.shape[1], padding_idx=padding_idx, _weight=embeddings)
+        m.weight.requires_grad_(not freeze)
+        return m
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.embedding(x, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        return s

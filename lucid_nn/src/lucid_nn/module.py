@@ -1,0 +1,467 @@
+"""The Module base class: parameters, buffers and submodules registered by attribute assignment."""
+
+from __future__ import annotations
+
+__all__ = ["Module", "RemovableHandle"]
+
+import itertools
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple
+
+import lucid_core as lc
+from lucid_core import Parameter, Tensor
+
+
+class _IncompatibleKeys(NamedTuple):
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+class RemovableHandle:
+    """Returned by ``register_*_hook``; ``handle.remove()`` takes the hook out again."""
+
+    _next_id = itertools.count()
+
+    def __init__(self, hooks: dict[int, Any]) -> None:
+        self._hooks = hooks
+        self.id = next(RemovableHandle._next_id)
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def _addindent(s: str, spaces: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+class Module:
+    """Base class of every layer and model, shaped like PyTorch's ``nn.Module``.
+
+    Assigning a :class:`Parameter`, a ``Module`` or (through :meth:`register_buffer`) a tensor to an
+    attribute registers it; ``parameters()``, ``state_dict()``, ``to()`` and friends then find it.
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    # -- calling -----------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for hook in list(self._forward_pre_hooks.values()):
+            res = hook(self, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            res = hook(self, args, out)
+            if res is not None:
+                out = res
+        return out
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(module, args)`` before forward; a non-None result replaces the args."""
+        handle = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_forward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after forward; a non-None result replaces the output."""
+        handle = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[handle.id] = hook
+        return handle
+
+    # -- registration ------------------------------------------------------------------------------
+    def _check_init(self, what: str) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"cannot assign {what} before Module.__init__() call")
+
+    @staticmethod
+    def _check_name(name: Any, kind: str) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain ".", got {name!r}')
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (or a None placeholder) under ``name``."""
+        self._check_init("parameters")
+        self._check_name(name, "parameter")
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                "(lucid_nn.Parameter or None required)"
+            )
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a tensor that is state but not a parameter (e.g. running mean); ``persistent`` puts it in state_dict."""
+        self._check_init("buffers")
+        self._check_name(name, "buffer")
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a child module under ``name``."""
+        self._check_init("child modules")
+        self._check_name(name, "module")
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            self._check_init("parameters")
+            self._remove_from(name, d, self._buffers, self._modules)
+            self.register_parameter(name, value)
+            return
+        if params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    "(lucid_nn.Parameter or None expected)"
+                )
+            params[name] = None
+            return
+        if isinstance(value, Module):
+            self._check_init("child modules")
+            self._remove_from(name, d, self._parameters, self._buffers)
+            self._modules[name] = value
+            return
+        modules = d.get("_modules")
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as child module '{name}' (Module or None expected)"
+                )
+            modules[name] = None
+            return
+        buffers = d.get("_buffers")
+        if buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' (Tensor or None expected)")
+            buffers[name] = value
+            return
+        object.__setattr__(self, name, value)
+
+    @staticmethod
+    def _remove_from(name: str, d: dict[str, Any], *stores: dict[str, Any]) -> None:
+        d.pop(name, None)
+        for s in stores:
+            s.pop(name, None)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            s = d.get(store)
+            if s is not None and name in s:
+                return s[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for store in (self._parameters, self._buffers, self._modules):
+            if name in store:
+                del store[name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        keys = (
+            set(dir(type(self))) | set(self.__dict__) | set(self._parameters) | set(self._buffers) | set(self._modules)
+        )
+        return sorted(k for k in keys if not k[0].isdigit())
+
+    # -- traversal ---------------------------------------------------------------------------------
+    def named_modules(
+        self, memo: set[int] | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
+        """Every module in the tree (self first) with its dotted name."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is None:
+                continue
+            yield from m.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen: set[int] = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(
+        self, store: str, prefix: str, recurse: bool, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Any]]:
+        seen: set[int] = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for mod_prefix, m in mods:
+            for k, v in getattr(m, store).items():
+                if v is None or (remove_duplicate and id(v) in seen):
+                    continue
+                if remove_duplicate:
+                    seen.add(id(v))
+                yield mod_prefix + ("." if mod_prefix else "") + k, v
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
+        """Every parameter with its dotted name (each shared parameter once)."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def get_submodule(self, target: str) -> Module:
+        """The module at dotted path ``target`` (``""`` is self)."""
+        if target == "":
+            return self
+        mod: Module = self
+        for item in target.split("."):
+            sub = mod._modules.get(item) if isinstance(mod, Module) else None
+            if sub is None:
+                raise AttributeError(f"{type(mod).__name__} has no submodule `{item}` (looking up {target!r})")
+            mod = sub
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target``."""
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters or mod._parameters[name] is None:
+            raise AttributeError(f"{type(mod).__name__} has no parameter `{name}` (looking up {target!r})")
+        return mod._parameters[name]
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target``."""
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._buffers or mod._buffers[name] is None:
+            raise AttributeError(f"{type(mod).__name__} has no buffer `{name}` (looking up {target!r})")
+        return mod._buffers[name]
+
+    # -- modes and bulk changes ----------------------------------------------------------------------
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every submodule (children first) and on self; returns self."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def train(self, mode: bool = True) -> Module:
+        if not isinstance(mode, bool):
+            raise ValueError(f"training mode is expected to be boolean, got {type(mode).__name__}")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad = lc.zeros_like(p.grad)
+
+    def _apply_inplace(self, fn: Callable[[Tensor], Tensor]) -> Module:
+        """Replace every parameter's and buffer's values (and grads) by ``fn`` of them, keeping the objects."""
+        for m in self.modules():
+            for p in m._parameters.values():
+                if p is None:
+                    continue
+                p.data = fn(p.detach())
+                if p.grad is not None:
+                    p.grad = fn(p.grad.detach())
+            for k, b in m._buffers.items():
+                if b is not None:
+                    b.data = fn(b.detach())
+                    m._buffers[k] = b
+        return self
+
+    def to(self, device: Any = None, dtype: lc.DType | None = None) -> Module:
+        """Move parameters and buffers to ``device`` and/or cast floating ones to ``dtype``, in place; returns self."""
+        if isinstance(device, lc.DType):
+            device, dtype = None, device
+        if dtype is not None and dtype.kind not in "fc":
+            raise TypeError(f"Module.to only accepts floating point or complex dtypes, got {dtype.name}")
+
+        def convert(t: Tensor) -> Tensor:
+            if dtype is not None and t.dtype.kind in "fc" and t.dtype is not dtype:
+                t = t.astype(dtype)
+            if device is not None:
+                t = t.to(device)
+            return t
+
+        return self._apply_inplace(convert)
+
+    def float(self) -> Module:
+        return self.to(lc.float32)
+
+    def double(self) -> Module:
+        return self.to(lc.float64)
+
+    # -- state dict ----------------------------------------------------------------------------------
+    def state_dict(
+        self, destination: dict[str, Tensor] | None = None, prefix: str = "", keep_vars: bool = False
+    ) -> dict[str, Tensor]:
+        """Parameters and persistent buffers by PyTorch's dotted names (detached unless ``keep_vars``)."""
+        out: dict[str, Tensor] = OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            if p is not None:
+                out[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                out[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(out, prefix + name + ".", keep_vars)
+        return out
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> _IncompatibleKeys:
+        """Copy values from ``state_dict`` into parameters and buffers (cast and moved to theirs).
+
+        Returns ``(missing_keys, unexpected_keys)``; with ``strict`` any missing or unexpected key raises.
+        A shape mismatch always raises. Errors list every problem at once.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}")
+        own: dict[str, tuple[Module, str, str]] = {}
+        for mod_prefix, m in self.named_modules(remove_duplicate=False):
+            pre = mod_prefix + "." if mod_prefix else ""
+            for name, p in m._parameters.items():
+                if p is not None:
+                    own[pre + name] = (m, "_parameters", name)
+            for name, b in m._buffers.items():
+                if b is not None and name not in m._non_persistent_buffers_set:
+                    own[pre + name] = (m, "_buffers", name)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        updates = []
+        for key, (m, store, name) in own.items():
+            if key not in state_dict:
+                continue
+            target = getattr(m, store)[name]
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                try:
+                    value = lc.asarray(value, dtype=target.dtype, device=target.device)
+                except (TypeError, ValueError) as exc:
+                    errors.append(f'While copying the parameter named "{key}", got a {type(value).__name__}: {exc}')
+                    continue
+            if tuple(value.shape) != tuple(target.shape):
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} from checkpoint, "
+                    f"the shape in current model is {tuple(target.shape)}."
+                )
+                continue
+            updates.append((target, value))
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
+        with lc.no_grad():
+            for target, value in updates:
+                v = value.detach()
+                if v.device != target.device:
+                    v = v.to(target.device)
+                if v.dtype is not target.dtype:
+                    v = v.astype(target.dtype)
+                target.data = lc.clone(v)
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- printing ----------------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses in ``repr`` (override in layers)."""
+        return ""
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
+        for name, m in self._modules.items():
+            lines.append(f"({name}): " + _addindent(repr(m), 2))
+        main = self._get_name() + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                main += lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"

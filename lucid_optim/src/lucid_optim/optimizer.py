@@ -1,0 +1,281 @@
+"""The Optimizer base: parameter groups, per-parameter state, state_dict, and the step loop.
+
+A concrete optimizer states only its math: :meth:`Optimizer.init_single` fills a parameter's
+state on its first step and :meth:`Optimizer.apply_single` updates one parameter in place from
+its gradient (MLX's ``init_single``/``apply_single`` split). The base walks the groups, skips
+parameters without gradients, applies ``maximize``, and evaluates everything once at the end.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Optimizer", "ParamsT"]
+
+import copy
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import lucid_core as lc
+from lucid_core import Parameter, Tensor
+
+ParamsT = Iterable[Parameter] | Iterable[dict[str, Any]]
+
+
+class _Required:
+    """Marks a hyperparameter with no default (PyTorch's ``required``)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required: Any = _Required()
+
+
+class Optimizer:
+    """Base class of every optimizer: holds ``param_groups`` and ``state``, runs ``step``.
+
+    Args:
+        params: an iterable of :class:`lucid_core.Parameter`, or of dicts
+            ``{"params": [...], **hyperparameters}`` (one per parameter group).
+        defaults: hyperparameter values for groups that do not set their own.
+    """
+
+    #: hyperparameters a subclass understands (``None``: accept any)
+    _hyperparameters: tuple[str, ...] | None = None
+
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
+        if not isinstance(defaults, dict):
+            raise TypeError(f"{type(self).__name__}: defaults must be a dict, got {type(defaults).__name__}")
+        self.defaults: dict[str, Any] = dict(defaults)
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor):
+            raise TypeError(
+                f"{type(self).__name__}: params must be an iterable of Parameters or dicts, got a single "
+                f"{type(params).__name__}; wrap it in a list"
+            )
+        if isinstance(params, dict):
+            params = [params]
+        groups = list(params)
+        if not groups:
+            raise ValueError(f"{type(self).__name__} got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    # -- groups ----------------------------------------------------------------------------------
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters (with optional hyperparameters) to optimize."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"a param group must be a dict, got {type(param_group).__name__}")
+        group = dict(param_group)
+        if "params" not in group:
+            raise ValueError("a param group needs a 'params' entry")
+        params = group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, (set, frozenset)):
+            raise TypeError("a param group's params must be an ordered collection (list, tuple, generator), not a set")
+        else:
+            params = list(params)
+        for p in params:
+            if not isinstance(p, Parameter):
+                raise TypeError(f"{type(self).__name__} can only optimize Parameters, got {type(p).__name__}")
+        if not params:
+            raise ValueError(f"{type(self).__name__}: a param group has an empty parameter list")
+        ids = {id(p) for p in params}
+        if len(ids) != len(params):
+            raise ValueError("a param group contains the same parameter more than once")
+        for i, other in enumerate(self.param_groups):
+            if any(id(p) in ids for p in other["params"]):
+                raise ValueError(f"some parameters appear in more than one parameter group (already in group {i})")
+        group["params"] = params
+        for key, value in self.defaults.items():
+            if value is required and key not in group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {key}")
+            group.setdefault(key, value)
+        if self._hyperparameters is not None:
+            unknown = sorted(set(group) - set(self._hyperparameters) - {"params", "initial_lr"} - _SCHEDULER_KEYS)
+            if unknown:
+                raise ValueError(
+                    f"{type(self).__name__}: unknown hyperparameter(s) {unknown}; expected some of "
+                    f"{sorted(self._hyperparameters)}"
+                )
+        self._check_group(group)
+        self.param_groups.append(group)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        """Raise ValueError for invalid hyperparameters (subclasses extend this)."""
+        lr = group.get("lr")
+        if isinstance(lr, (int, float)) and lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr} (expected lr >= 0)")
+        wd = group.get("weight_decay")
+        if isinstance(wd, (int, float)) and wd < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {wd} (expected weight_decay >= 0)")
+
+    # -- gradients and steps ------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's gradient: to ``None`` (default) or to zeros."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad = lc.zeros_like(p.grad)
+
+    def init_single(self, param: Parameter, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """Fill ``state`` for ``param`` before its first update (override)."""
+
+    def apply_single(self, param: Parameter, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """Update ``param`` in place from ``grad`` (already negated for ``maximize``) (override)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement apply_single")
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient; returns ``closure()``'s loss if given."""
+        loss = None
+        if closure is not None:
+            with lc.enable_grad():
+                loss = closure()
+        touched: list[Tensor] = []
+        with lc.no_grad():
+            for group in self.param_groups:
+                maximize = group.get("maximize", False)
+                for p in group["params"]:
+                    grad = p.grad
+                    if grad is None:
+                        continue
+                    state = self.state[p]
+                    if not state:
+                        self.init_single(p, state, group)
+                    self.apply_single(p, -grad if maximize else grad, state, group)
+                    touched.append(p)
+                    touched.extend(v for v in state.values() if isinstance(v, Tensor))
+        if touched:
+            lc.eval(*touched)  # one evaluation of the whole step on lazy backends
+        return loss
+
+    # -- serialization ----------------------------------------------------------------------------
+    def _flat_params(self) -> list[Parameter]:
+        return [p for g in self.param_groups for p in g["params"]]
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{"state": {index: state}, "param_groups": [...]}`` with parameters replaced by indices."""
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
+            start = len(index)
+            for i, p in enumerate(group["params"]):
+                index.setdefault(id(p), start + i)
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)]: _copy_state(st) for p, st in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore hyperparameters and state saved by :meth:`state_dict` onto the current parameters."""
+        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
+            raise ValueError("load_state_dict expects a dict with 'state' and 'param_groups' (Optimizer.state_dict())")
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(
+                f"loaded state dict has {len(saved_groups)} parameter groups, "
+                f"this optimizer has {len(self.param_groups)}"
+            )
+        for i, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError(
+                    f"loaded state dict's group {i} has {len(saved['params'])} parameters, this optimizer's "
+                    f"group {i} has {len(group['params'])}"
+                )
+        by_index = {}
+        for saved, group in zip(saved_groups, self.param_groups):
+            for idx, p in zip(saved["params"], group["params"]):
+                by_index[idx] = p
+        new_state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        for idx, st in state_dict["state"].items():
+            key = int(idx)
+            if key not in by_index:
+                raise ValueError(f"loaded state dict has state for parameter index {key}, which no group lists")
+            p = by_index[key]
+            new_state[p] = {k: _to_param(v, p) for k, v in _copy_state(st).items()}
+        self.state = new_state
+        for saved, group in zip(saved_groups, self.param_groups):
+            params = group["params"]
+            group.clear()
+            group.update({k: copy.deepcopy(v) for k, v in saved.items() if k != "params"})
+            group["params"] = params
+
+    # -- display ----------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(group):
+                if key != "params":
+                    lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+
+# keys the schedulers write into groups (CyclicLR / OneCycleLR)
+_SCHEDULER_KEYS = frozenset({"max_lr", "min_lr", "max_momentum", "base_momentum"})
+
+
+def _copy_state(state: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of one parameter's state; tensors get their own storage."""
+    out: dict[str, Any] = {}
+    for k, v in state.items():
+        if isinstance(v, Tensor):
+            out[k] = _clone(v)
+        elif isinstance(v, list):
+            out[k] = [_clone(x) if isinstance(x, Tensor) else copy.deepcopy(x) for x in v]
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def _clone(t: Tensor) -> Tensor:
+    with lc.no_grad():
+        return lc.clone(t.detach())
+
+
+def _to_param(value: Any, param: Parameter) -> Any:
+    """Move a state tensor onto ``param``'s device (floating state also takes its dtype)."""
+    if isinstance(value, list):
+        return [_to_param(v, param) for v in value]
+    if not isinstance(value, Tensor):
+        return value
+    dtype = param.dtype if value.dtype.kind == "f" and param.dtype.kind == "f" else None
+    with lc.no_grad():
+        return value.to(param.device, dtype)
+
+
+def resolve_defaults(name: str, given: dict[str, Any], defaults: dict[str, Any] | None) -> dict[str, Any]:
+    """Merge keyword hyperparameters with the seed's ``defaults=`` dict (which wins), checking its keys."""
+    if defaults is None:
+        return given
+    if not isinstance(defaults, dict):
+        raise TypeError(f"{name}: defaults must be a dict, got {type(defaults).__name__}")
+    unknown = sorted(set(defaults) - set(given))
+    if unknown:
+        raise ValueError(f"{name}: unknown hyperparameter(s) {unknown} in defaults; expected some of {sorted(given)}")
+    merged = dict(given)
+    merged.update(defaults)
+    return merged
+
+
+def lerp_(a: Tensor, b: Tensor, weight: float) -> Tensor:
+    """``a += weight * (b - a)`` in place, in PyTorch's rounding order."""
+    if weight < 0.5:
+        return a.add_(lc.multiply(lc.subtract(b, a), weight))
+    return a.copy_(lc.subtract(b, lc.multiply(lc.subtract(b, a), 1.0 - weight)))

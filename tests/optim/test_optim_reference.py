@@ -1,0 +1,48 @@
+"""Every optimizer and option combination follows PyTorch's parameter trajectory (fixtures from torch 2.13)."""
+
+from __future__ import annotations
+
+import pytest
+from optim_reference import (
+    assert_trajectory,
+    build_optimizer,
+    cases,
+    make_params,
+    optimizer_reference,
+    run_steps,
+    supports,
+)
+
+import lucid_core as lc
+
+CASES = [(c, dt) for c in cases.OPTIMIZER_CASES for dt in c["dtypes"]]
+IDS = [f"{c['id']}-{dt}" for c, dt in CASES]
+
+
+def test_fixture_covers_every_case() -> None:
+    assert set(optimizer_reference()) == {c["id"] for c in cases.OPTIMIZER_CASES}
+
+
+@pytest.mark.parametrize(("case", "dtype_name"), CASES, ids=IDS)
+def test_trajectory_matches_pytorch(device: lc.Device, case: dict, dtype_name: str) -> None:
+    if not supports(device, dtype_name):
+        pytest.skip(f"{device} has no {dtype_name}")
+    params = make_params(device, dtype_name)
+    opt = build_optimizer(case, params)
+    snaps = run_steps(case, opt, params, range(1, cases.STEPS + 1), dtype_name)
+    assert_trajectory(case["id"], dtype_name, snaps)
+
+
+@pytest.mark.parametrize(("case", "dtype_name"), CASES, ids=IDS)
+def test_trajectory_survives_state_dict_round_trip(device: lc.Device, case: dict, dtype_name: str) -> None:
+    if not supports(device, dtype_name):
+        pytest.skip(f"{device} has no {dtype_name}")
+    params = make_params(device, dtype_name)
+    opt = build_optimizer(case, params)
+    run_steps(case, opt, params, range(1, cases.ROUNDTRIP_AT + 1), dtype_name)
+    saved = opt.state_dict()
+    fresh = build_optimizer(case, params)
+    fresh.load_state_dict(saved)
+    snaps = run_steps(case, fresh, params, range(cases.ROUNDTRIP_AT + 1, cases.STEPS + 1), dtype_name)
+    assert snaps
+    assert_trajectory(case["id"], dtype_name, snaps)
