@@ -304,6 +304,7 @@ class ArrayAPIBackend(Backend):
         self._rng = random.Random(0)
         self.kernels.setdefault("einsum", lambda spec, *xs: generic_einsum(xp, spec, *xs))
         self.kernels.setdefault("index_add", lambda z, key, v: generic_index_add(xp, z, key, v))
+        self.kernels.setdefault("getitem", lambda x, key: generic_getitem(xp, x, key))
 
     def make_device(self, type: str) -> Device:  # noqa: A002
         dev = Device(self, type, self.native_devices.get(type))
@@ -402,16 +403,42 @@ def generic_einsum(xp: Any, spec: str, *xs: Any) -> Any:
     return prod
 
 
+def _expand_ellipsis(key: Any, ndim: int) -> tuple[Any, ...]:
+    """The key with ``...`` (or missing trailing axes) written out as full slices."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    fill = (slice(None),) * (ndim - used)
+    if any(k is Ellipsis for k in key):
+        i = next(i for i, k in enumerate(key) if k is Ellipsis)
+        return key[:i] + fill + key[i + 1 :]
+    return key + fill
+
+
+def generic_getitem(xp: Any, x: Any, key: Any) -> Any:
+    """``x[key]``, also for one integer array among slices (the standard only promises arrays with ints)."""
+    full = _expand_ellipsis(key, x.ndim)
+    arrays = [i for i, k in enumerate(full) if hasattr(k, "dtype")]
+    if len(arrays) != 1 or any(k is None or isinstance(k, int) for k in full) or full[arrays[0]].dtype == xp.bool:
+        return x[key]
+    pos = arrays[0]
+    idx = full[pos]
+    sliced = x[tuple(slice(None) if i == pos else k for i, k in enumerate(full))]
+    flat = xp.reshape(idx, (-1,))
+    flat = xp.where(flat < 0, flat + sliced.shape[pos], flat)
+    taken = xp.take(sliced, flat, axis=pos)
+    shape = sliced.shape[:pos] + tuple(idx.shape) + sliced.shape[pos + 1 :]
+    return xp.reshape(taken, shape)
+
+
 def generic_index_add(xp: Any, z: Any, key: tuple[Any, ...], values: Any) -> Any:
     """``z`` with ``values`` added at ``key``, repeated positions accumulating, in Array API terms.
 
     Handles the keys indexing gradients meet: integer arrays (or boolean masks) on adjacent axes,
     with full slices elsewhere; the scatter is a one-hot matrix product. Other keys are refused.
     """
-    if not isinstance(key, tuple):
-        key = (key,)
-    key = tuple(key) + (slice(None),) * (z.ndim - len([k for k in key if k is not None]))
-    if any(k is None or k is Ellipsis or isinstance(k, int) for k in key):
+    key = _expand_ellipsis(key, z.ndim)
+    if any(k is None or isinstance(k, int) for k in key):
         raise NotImplementedError("generic index_add: only integer/boolean arrays and full slices are supported")
     expanded: list[Any] = []
     for k in key:
