@@ -179,3 +179,17 @@ def test_frombuffer_checks_the_byte_count(device):
         lc.frombuffer(b"\0" * 12, dtype=lc.float32, shape=(2, 2), device=device)
     with pytest.raises(ValueError, match="not a multiple of float64's item size 8"):
         lc.frombuffer(b"\0" * 12, dtype=lc.float64, device=device)
+
+
+def test_deepcopy_gives_an_independent_leaf_of_the_same_type(device):
+    import copy
+
+    p = lc.Parameter(lc.ones(2, device=device))
+    p.grad = lc.ones(2, device=device)
+    q = copy.deepcopy(p)
+    assert type(q) is lc.Parameter and q.requires_grad and q.device is device
+    with lc.no_grad():
+        q += 1.0
+    assert p.tolist() == [1.0, 1.0] and q.tolist() == [2.0, 2.0] and q.grad.tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="only leaf tensors can be deep-copied"):
+        copy.deepcopy(p * 2.0)

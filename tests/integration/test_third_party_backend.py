@@ -1,11 +1,13 @@
-"""A stranger's plugin: the example ``lucid-backend-strict`` distribution, installed with pip.
+"""Strangers' plugins: the example ``lucid-backend-strict`` and ``lucid-backend-torch`` distributions.
 
-It is installed into a throwaway target folder (nothing touches the test environment) and used
-from fresh processes, exactly as after ``pip install``.
+Each is installed with pip into a throwaway target folder (nothing touches the test environment)
+and used from fresh processes, exactly as after ``pip install``. The torch example is skipped
+where PyTorch is not installed.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -15,14 +17,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = ROOT / "examples" / "lucid-backend-strict"
+PLUGINS = {"strict": "array_api_strict", "torch": "torch"}
 
-pytest.importorskip("array_api_strict")
+
+@pytest.fixture(scope="module", params=sorted(PLUGINS))
+def plugin(request: pytest.FixtureRequest) -> str:
+    if importlib.util.find_spec(PLUGINS[request.param]) is None:
+        pytest.skip(f"{PLUGINS[request.param]} is not installed")
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("strict-site")
+def site(plugin: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp(f"{plugin}-site")
     subprocess.run(
         [
             sys.executable,
@@ -34,7 +41,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "--no-build-isolation",
             "--target",
             str(target),
-            str(PLUGIN),
+            str(ROOT / "examples" / f"lucid-backend-{plugin}"),
         ],
         check=True,
         capture_output=True,
@@ -52,29 +59,29 @@ def run(
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
 
 
-def test_the_installed_plugin_is_listed_with_its_distribution(site: Path) -> None:
+def test_the_installed_plugin_is_listed_with_its_distribution(plugin: str, site: Path) -> None:
     out = run(
         site,
-        """
+        f"""
         import lucid_core as lc
-        row = {b.name: b for b in lc.backends()}["strict"]
+        row = {{b.name: b for b in lc.backends()}}["{plugin}"]
         print(row.devices, row.distribution, row.version, row.status)
-        print((lc.ones(3, device="strict") * 2).tolist())
+        print((lc.ones(3, device="{plugin}:cpu") * 2).tolist())
         """,
     )
     assert out.returncode == 0, out.stderr
-    assert "('strict:cpu',) lucid-backend-strict 0.1.0 ok" in out.stdout
+    assert f"'{plugin}:cpu'" in out.stdout and f"lucid-backend-{plugin} 0.1.0 ok" in out.stdout
     assert "[2.0, 2.0, 2.0]" in out.stdout
 
 
-def test_the_conformance_kit_passes_on_the_plugin(site: Path, tmp_path: Path) -> None:
+def test_the_conformance_kit_passes_on_the_plugin(plugin: str, site: Path, tmp_path: Path) -> None:
     (tmp_path / "test_strict_conformance.py").write_text(
         textwrap.dedent(
-            """
+            f"""
             from lucid_core.testing import BackendConformance
 
-            class TestStrict(BackendConformance):
-                backend = "strict"
+            class TestPlugin(BackendConformance):
+                backend = "{plugin}"
             """
         )
     )
@@ -85,7 +92,7 @@ def test_the_conformance_kit_passes_on_the_plugin(site: Path, tmp_path: Path) ->
     assert " passed" in out.stdout and "failed" not in out.stdout
 
 
-def test_a_small_model_trains_on_the_plugin(site: Path) -> None:
+def test_a_small_model_trains_on_the_plugin(plugin: str, site: Path) -> None:
     import lucid_nn
     import lucid_optim
 
@@ -93,15 +100,16 @@ def test_a_small_model_trains_on_the_plugin(site: Path) -> None:
         pytest.skip("lucid_nn / lucid_optim are not complete yet")
     out = run(
         site,
-        """
+        f"""
+        device = "{plugin}:cpu"
         import lucid_core as lc
         import lucid_nn as nn
         import lucid_optim as optim
 
         lc.manual_seed(0)
-        x = lc.randn(64, 4, device="strict")
+        x = lc.randn(64, 4, device=device)
         y = (x[:, 0] + x[:, 1] > 0).astype(lc.int64)
-        model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2)).to("strict")
+        model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2)).to(device)
         opt = optim.SGD(model.parameters(), lr=0.5)
         losses = []
         for _ in range(40):
@@ -116,4 +124,4 @@ def test_a_small_model_trains_on_the_plugin(site: Path) -> None:
     assert out.returncode == 0, out.stderr[-3000:]
     first, last, device = out.stdout.split()
     assert float(last) < 0.5 * float(first)
-    assert device == "strict:cpu"
+    assert device == f"{plugin}:cpu"

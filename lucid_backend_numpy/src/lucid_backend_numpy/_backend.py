@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 from lucid_core.backend import Backend, Device
@@ -16,11 +17,11 @@ class NumpyBackend(Backend):
     device_types = ("cpu",)
 
     def load(self) -> None:
-        import array_api_compat.numpy as xp
+        import array_api_compat.numpy as compat
         import numpy as np
 
         self.np = np
-        self.xp = xp
+        self.xp = xp = _namespace(compat, np)
         self.array_types = (np.ndarray,)
         self._ndarray = np.ndarray
         self.dtypes = {d: np.dtype(d.name) for d in (
@@ -86,6 +87,24 @@ class NumpyBackend(Backend):
 
     def random_integers(self, low: int, high: int, shape: tuple[int, ...], dtype: Any, device: Device) -> Any:
         return self._rng.integers(low, high, size=shape, dtype=self.native_dtype(dtype))
+
+
+def _namespace(compat: Any, np: Any) -> Any:
+    """``array_api_compat.numpy`` with NumPy-specific fixes, as a plain namespace (no lookup overhead)."""
+    ns = types.SimpleNamespace(**{k: getattr(compat, k) for k in dir(compat) if not k.startswith("__")})
+    base_matmul = compat.matmul
+
+    def matmul(a: Any, b: Any, /) -> Any:
+        # batched matmul on a non-contiguous operand (a transposed view in backward) leaves BLAS
+        # for a slow loop; one copy is far cheaper
+        if a.ndim > 2 and not a.flags.c_contiguous:
+            a = np.ascontiguousarray(a)
+        if b.ndim > 2 and not b.flags.c_contiguous:
+            b = np.ascontiguousarray(b)
+        return base_matmul(a, b)
+
+    ns.matmul = matmul
+    return ns
 
 
 def _kernels(np: Any) -> dict[str, Any]:

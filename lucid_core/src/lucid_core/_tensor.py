@@ -293,6 +293,21 @@ class Tensor:
 
     __str__ = __repr__
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """A copy with its own storage, the same type (Parameter stays Parameter), device and flags."""
+        if self._node is not None:
+            raise RuntimeError("deepcopy: only leaf tensors can be deep-copied; use .detach().clone()")
+        out = object.__new__(type(self))
+        out._data = self._device.xp.asarray(self._data, copy=True)
+        out._device = self._device
+        out._node = None
+        out._out_idx = 0
+        out._requires_grad = self._requires_grad
+        out._retains_grad = False
+        out.grad = None if self.grad is None else self.grad.__deepcopy__(memo)
+        memo[id(self)] = out
+        return out
+
     def __getstate__(self) -> Any:
         raise TypeError("Tensors are not pickled; save them with lucid_nn.save (safetensors)")
 

@@ -1,0 +1,98 @@
+"""A Lucid backend over PyTorch tensors, through ``array_api_compat.torch``.
+
+Devices: ``torch:cpu`` and, when CUDA is available, ``torch:gpu`` (the default then). PyTorch's
+own kernels replace Lucid's generic ones where they exist (einsum, erf, logsumexp, the scatter-add
+behind indexing gradients), and random numbers come from a ``torch.Generator`` per device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lucid_core.backend import ArrayAPIBackend, Backend, generic_index_add
+
+from lucid_core import hookimpl
+
+
+class TorchBackend(ArrayAPIBackend):
+    """PyTorch as a Lucid backend; torch is imported on first use."""
+
+    def __init__(self) -> None:
+        super().__init__(self._namespace, name="torch", device_types=("cpu",))
+
+    @staticmethod
+    def _namespace() -> Any:
+        import array_api_compat.torch as xp
+
+        return xp
+
+    def load(self) -> None:
+        import torch
+
+        if torch.cuda.is_available():
+            self.device_types = ("gpu", "cpu")
+            self.native_devices = {"gpu": torch.device("cuda"), "cpu": torch.device("cpu")}
+        super().load()
+        self.torch = torch
+        self._gens: dict[str, Any] = {}
+        self.kernels.update(
+            einsum=torch.einsum,
+            erf=torch.erf,
+            logsumexp=lambda x, axes, keepdims: torch.logsumexp(x, dim=axes, keepdim=keepdims) if axes else x,
+            index_add=self._index_add,
+        )
+
+    def _index_add(self, z: Any, key: Any, values: Any) -> Any:
+        keys = key if isinstance(key, tuple) else (key,)
+        if all(hasattr(k, "dtype") for k in keys):
+            return z.index_put_(keys, values, accumulate=True)  # repeated indices accumulate
+        return generic_index_add(self.xp, z, key, values)
+
+    def to_numpy(self, array: Any) -> Any:
+        return array.detach().cpu().numpy()
+
+    def move(self, array: Any, source: Any, device: Any) -> Any:
+        return array.to(device.native or "cpu")
+
+    def from_foreign(self, array: Any, source: Backend, device: Any) -> Any:
+        out = self.torch.tensor(source.to_numpy(array))  # a copy: the source may be read-only
+        return out.to(device.native) if device.native is not None else out
+
+    def _gen(self, device: Any) -> Any:
+        key = str(device)
+        if key not in self._gens:
+            self._gens[key] = self.torch.Generator(device=device.native or "cpu")
+            self._gens[key].manual_seed(self._seed)
+        return self._gens[key]
+
+    def seed(self, seed: int) -> None:
+        self._seed = seed
+        self._gens = {}
+
+    def get_rng_state(self) -> Any:
+        return {k: g.get_state() for k, g in self._gens.items()}
+
+    def set_rng_state(self, state: Any) -> None:
+        for k, s in state.items():
+            self._gen(self.devices[k.split(":")[1]]).set_state(s)
+
+    def random_normal(self, shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
+        g = self._gen(device)
+        return self.torch.randn(shape, generator=g, dtype=self.native_dtype(dtype), device=g.device)
+
+    def random_uniform(self, shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
+        g = self._gen(device)
+        return self.torch.rand(shape, generator=g, dtype=self.native_dtype(dtype), device=g.device)
+
+    def random_integers(self, low: int, high: int, shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
+        g = self._gen(device)
+        return self.torch.randint(low, high, shape, generator=g, dtype=self.native_dtype(dtype), device=g.device)
+
+    _seed = 0
+
+
+@hookimpl
+def lucid_register_backends(register: Callable[[Backend], None]) -> None:
+    """Register the ``torch`` backend."""
+    register(TorchBackend())
