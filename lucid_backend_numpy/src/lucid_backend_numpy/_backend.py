@@ -21,7 +21,7 @@ class NumpyBackend(Backend):
         import numpy as np
 
         self.np = np
-        self.xp = xp = _namespace(compat, np)
+        self.xp = _namespace(compat, np)
         self.array_types = (np.ndarray,)
         self._ndarray = np.ndarray
         self.dtypes = {d: np.dtype(d.name) for d in (
