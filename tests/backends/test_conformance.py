@@ -24,5 +24,5 @@ def test_kit_lists_unknown_backends_clearly():
         backend = "ghost"
 
     with pytest.raises(ValueError, match="no backend named 'ghost'"):
-        Ghost().device  # noqa: B018
+        Ghost().device
     assert "numpy" in {b.name for b in lc.backends()}

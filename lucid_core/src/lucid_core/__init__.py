@@ -19,6 +19,7 @@ from ._autograd import (
     no_grad,
     set_grad_enabled,
 )
+from ._bytes import frombuffer
 from ._dtypes import (
     DType,
     bool,
@@ -41,7 +42,6 @@ from ._dtypes import (
     uint32,
     uint64,
 )
-from ._bytes import frombuffer
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ._info import __array_namespace_info__
 from ._random import get_rng_state, host_rng, initial_seed, manual_seed, set_rng_state

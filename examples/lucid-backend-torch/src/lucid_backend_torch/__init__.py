@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lucid_core.backend import ArrayAPIBackend, Backend, generic_index_add
-
 from lucid_core import hookimpl
+from lucid_core.backend import ArrayAPIBackend, Backend, generic_index_add
 
 
 class TorchBackend(ArrayAPIBackend):
