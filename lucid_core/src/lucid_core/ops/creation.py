@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Any
 
 from .. import _dtypes as dt
@@ -134,10 +135,10 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
 
 
 def _shape(shape: Any, name: str) -> tuple[int, ...]:
-    if isinstance(shape, int):
+    if isinstance(shape, int) or (hasattr(shape, "__index__") and not hasattr(shape, "__len__")):
         shape = (shape,)
     try:
-        out = tuple(int(s) for s in shape)
+        out = tuple(operator.index(s) for s in shape)
     except TypeError:
         raise TypeError(f"{name}: shape must be an int or a sequence of ints, got {shape!r}") from None
     for s in out:
@@ -148,7 +149,7 @@ def _shape(shape: Any, name: str) -> tuple[int, ...]:
 
 def _varshape(shape: tuple[Any, ...], name: str) -> tuple[int, ...]:
     # accept zeros(2, 3) as well as zeros((2, 3))
-    if len(shape) == 1 and not isinstance(shape[0], int):
+    if len(shape) == 1 and not isinstance(shape[0], int) and hasattr(shape[0], "__len__"):
         return _shape(shape[0], name)
     return _shape(shape, name)
 
@@ -236,9 +237,7 @@ def full_like(x: Tensor, /, fill_value: Any, *, dtype: Any = None, device: Any =
     return full(x.shape, fill_value, dtype=dtype or x.dtype, device=device or x._device)
 
 
-def arange(
-    start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None
-) -> Tensor:
+def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Evenly spaced values in [start, stop); ints give int64, floats the default float."""
     if stop is None:
         start, stop = 0, start
@@ -260,9 +259,7 @@ def linspace(
     return _new_tensor(dev.xp.linspace(start, stop, num, dtype=dev.backend.native_dtype(d), endpoint=endpoint), dev)
 
 
-def eye(
-    n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None
-) -> Tensor:
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Tensor:
     """A 2-D tensor with ones on diagonal ``k``."""
     dev, d = _dev_dtype(dtype, device)
     return _new_tensor(dev.xp.eye(n_rows, n_cols, k=k, dtype=dev.backend.native_dtype(d)), dev)
@@ -336,4 +333,3 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
         shape[pos] = a.size
         out.append(broadcast_to(reshape(a, shape), tuple(sizes)))
     return out
-

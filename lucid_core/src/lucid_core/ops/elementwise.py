@@ -441,7 +441,9 @@ class Copysign(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        a, b = ctx.inputs
+        a = ctx.inputs[0]
+        if not (isinstance(a, Tensor) and a._requires_grad):
+            return None, None  # the sign source x2 gets no gradient
         y = ctx.output()
         ga = unbroadcast(gy * where(equal(a, 0), 0.0, y / where(equal(a, 0), 1.0, a)), a)
         return ga, None

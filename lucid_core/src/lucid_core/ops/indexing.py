@@ -16,7 +16,7 @@ def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
     if not isinstance(key, tuple):
         key = (key,)
     out = []
-    advanced = False
+    advanced = has_list = False
     for k in key:
         if isinstance(k, Tensor):
             if k._device is not x._device:
@@ -32,9 +32,11 @@ def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
             out.append(k._data)
             advanced = True
         elif isinstance(k, (list, tuple)):
-            arr = x._device.backend.asarray(k, dt.bool if k and all(isinstance(v, bool) for v in k) else dt.int64, x._device)
+            is_mask = bool(k) and all(isinstance(v, bool) for v in k)
+            arr = x._device.backend.asarray(k, dt.bool if is_mask else dt.int64, x._device)
             out.append(arr)
             advanced = True
+            has_list = True
         elif k is None or k is Ellipsis or isinstance(k, (int, slice)):
             if isinstance(k, bool):
                 raise IndexError("indexing: a Python bool is not a valid index; use a bool tensor")
@@ -46,7 +48,46 @@ def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
             advanced = True
         else:
             raise IndexError(f"indexing: unsupported index of type {type(k).__name__}")
+    if has_list:
+        _check_list_bounds(x, key)
+    # the standard wants a key that covers every axis: x[k] on a 2-D tensor is x[k, ...]
+    consumed = 0
+    for k in out:
+        if k is Ellipsis:
+            return tuple(out), advanced
+        if k is not None:
+            consumed += 1
+    if consumed < len(x._data.shape):
+        out.append(Ellipsis)
     return tuple(out), advanced
+
+
+def _flat(values: Any) -> Any:
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            yield from _flat(v)
+        else:
+            yield v
+
+
+def _check_list_bounds(x: Tensor, key: tuple[Any, ...]) -> None:
+    """Python-list indices are host data, so check them here: lazy backends may not check at all."""
+    if any(isinstance(k, Tensor) and k.dtype is dt.bool for k in key):
+        return  # masks consume several axes; leave those keys to the backend
+    consuming = sum(1 for k in key if k is not None and k is not Ellipsis)
+    dim = 0
+    for k in key:
+        if k is Ellipsis:
+            dim += x.ndim - consuming
+            continue
+        if k is None:
+            continue
+        if isinstance(k, (list, tuple)) and dim < x.ndim:
+            n = x.shape[dim]
+            for v in _flat(k):
+                if not isinstance(v, bool) and not -n <= v < n:
+                    raise IndexError(f"index {v} is out of bounds for axis {dim} with size {n}")
+        dim += 1
 
 
 def _check_bounds(x: Tensor, key: tuple[Any, ...]) -> None:
@@ -73,7 +114,8 @@ class GetItem(Function):
 
     @staticmethod
     def forward(ctx, x, key, advanced):
-        return x[key]
+        k = ctx.device.backend.kernels.get("getitem")
+        return k(x, key) if k is not None else x[key]
 
     @staticmethod
     def backward(ctx, gy):
@@ -90,14 +132,18 @@ class IndexAdd(Function):
     def forward(ctx, values, key, advanced, shape):
         xp = ctx.xp
         z = xp.zeros(shape, dtype=values.dtype)
-        k = ctx.device.backend.kernels.get("index_add")
+        kernels = ctx.device.backend.kernels
+        if advanced:  # positions may repeat: they must accumulate
+            k = kernels.get("index_add")
+            if k is None:
+                raise NotImplementedError(
+                    f"backend {ctx.device.backend.name!r} has no 'index_add' kernel, so gradients of advanced "
+                    "indexing cannot be scattered"
+                )
+            return k(z, key, values)
+        k = kernels.get("setitem")  # a basic key hits each position once: plain assignment
         if k is not None:
             return k(z, key, values)
-        if advanced:
-            raise NotImplementedError(
-                f"backend {ctx.device.backend.name!r} has no 'index_add' kernel, so gradients of advanced "
-                "indexing cannot be scattered"
-            )
         z[key] = values
         return z
 

@@ -44,9 +44,7 @@ def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
         raise ValueError(f"matmul: operands must have at least 1 dimension, got shapes {tuple(s1)} and {tuple(s2)}")
     if len(s1) >= 2 and len(s2) >= 2:
         if s1[-1] != s2[-2]:
-            raise ValueError(
-                f"matmul: shapes {tuple(s1)} and {tuple(s2)} do not align ({s1[-1]} != {s2[-2]})"
-            )
+            raise ValueError(f"matmul: shapes {tuple(s1)} and {tuple(s2)} do not align ({s1[-1]} != {s2[-2]})")
         return Matmul.apply(x1, x2)
     a = expand_dims(x1, axis=0) if len(s1) == 1 else x1
     b = expand_dims(x2, axis=-1) if len(s2) == 1 else x2

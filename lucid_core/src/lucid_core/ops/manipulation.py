@@ -71,7 +71,7 @@ def flatten(x: Tensor, /, start_axis: int = 0, end_axis: int = -1) -> Tensor:
     merged = 1
     for d in shape[s : e + 1]:
         merged *= d
-    return reshape(x, shape[:s] + (merged,) + shape[e + 1 :])
+    return reshape(x, (*shape[:s], merged, *shape[e + 1 :]))
 
 
 class PermuteDims(Function):
@@ -168,7 +168,9 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
             if out[j] == 1:
                 out[j] = d
             elif d != 1 and d != out[j]:
-                raise ValueError(f"shapes {[tuple(x) for x in shapes]} do not broadcast (axis {j - nd}: {out[j]} vs {d})")
+                raise ValueError(
+                    f"shapes {[tuple(x) for x in shapes]} do not broadcast (axis {j - nd}: {out[j]} vs {d})"
+                )
     return tuple(out)
 
 
@@ -370,7 +372,9 @@ def tile(x: Tensor, repetitions: Sequence[int], /) -> Tensor:
     return reshape(y, tuple(r * s for r, s in zip(reps, x.shape)))
 
 
-def pad(x: Tensor, pad_width: Sequence[Sequence[int]] | Sequence[int], mode: str = "constant", value: float = 0.0) -> Tensor:
+def pad(
+    x: Tensor, pad_width: Sequence[Sequence[int]] | Sequence[int], mode: str = "constant", value: float = 0.0
+) -> Tensor:
     """Pad with ``value`` (``mode="constant"``) or by reflection/edge values.
 
     ``pad_width`` is NumPy-style: one ``(before, after)`` pair per axis, or a single pair for all.

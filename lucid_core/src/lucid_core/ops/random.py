@@ -81,7 +81,9 @@ def bernoulli(p: Any, size: Any = None, *, dtype: Any = None, device: Any = None
     else:
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"bernoulli: p must be in [0, 1], got {p}")
-        u = rand(*(() if size is None else ((size,) if isinstance(size, int) else tuple(size))), dtype=dtype, device=device)
+        u = rand(
+            *(() if size is None else ((size,) if isinstance(size, int) else tuple(size))), dtype=dtype, device=device
+        )
     from .manipulation import astype
 
     return astype(u < p, u.dtype)

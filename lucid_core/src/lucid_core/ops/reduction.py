@@ -9,7 +9,20 @@ from .._autograd import Function
 from .._tensor import Tensor
 from ._helpers import expand_reduced, normalize_axes, normalize_axis
 
-__all__ = ["sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "cumulative_sum", "cumulative_prod", "all", "any"]
+__all__ = [
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "prod",
+    "var",
+    "std",
+    "logsumexp",
+    "cumulative_sum",
+    "cumulative_prod",
+    "all",
+    "any",
+]
 
 
 def _check(x: Any, name: str) -> Tensor:
@@ -34,7 +47,9 @@ class Sum(Function):
         return g, None, None, None
 
 
-def sum(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def sum(  # noqa: A001
+    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None, keepdims: bool = False
+) -> Tensor:
     """Sum over ``axis`` (all axes by default); integers and bools sum in the default integer dtype."""
     _check(x, "sum")
     axes = normalize_axes(axis, x.ndim, "sum")
@@ -126,7 +141,7 @@ class Prod(Function):
         perm = tuple(keep) + tuple(axes)
         xt = permute_dims(x, perm) if perm != tuple(range(x.ndim)) else x
         lead = tuple(x.shape[a] for a in keep)
-        flat = reshape(xt, lead + (-1,))
+        flat = reshape(xt, (*lead, -1))
         left = cumulative_prod(flat, axis=-1, include_initial=True)[..., :-1]
         rev = flat[..., ::-1]
         right = cumulative_prod(rev, axis=-1, include_initial=True)[..., :-1][..., ::-1]
@@ -138,7 +153,9 @@ class Prod(Function):
         return g * others, None, None
 
 
-def prod(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+def prod(
+    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None, keepdims: bool = False
+) -> Tensor:
     """Product over ``axis``; the gradient is exact where elements are zero."""
     _check(x, "prod")
     if dtype is not None:
@@ -221,7 +238,9 @@ class CumulativeSum(Function):
         return g, None, None
 
 
-def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Tensor:
+def cumulative_sum(
+    x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+) -> Tensor:
     """Running sum along ``axis`` (required unless ``x`` is 1-D)."""
     _check(x, "cumulative_sum")
     if axis is None:
@@ -278,7 +297,9 @@ class CumulativeProd(Function):
         return moveaxis(g, -1, axis), None, None
 
 
-def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Tensor:
+def cumulative_prod(
+    x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+) -> Tensor:
     """Running product along ``axis``; the gradient is exact where elements are zero."""
     _check(x, "cumulative_prod")
     if axis is None:
