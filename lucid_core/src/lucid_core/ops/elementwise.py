@@ -191,6 +191,53 @@ def rsqrt(x: Tensor, /) -> Tensor:
     return divide(1.0, sqrt(x))
 
 
+# -- fused gradients: one op instead of three in the first backward, still differentiable ------------
+
+
+class TanhGrad(Function):
+    """``gy * (1 - y**2)`` for ``y = tanh(x)``."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, gy, y):
+        return gy * (1 - y * y)
+
+    @staticmethod
+    def backward(ctx, g):
+        gy, y = ctx.inputs
+        return TanhGrad.apply(g, y), -2.0 * g * gy * y
+
+
+class SigmoidGrad(Function):
+    """``gy * y * (1 - y)`` for ``y = sigmoid(x)``."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, gy, y):
+        return gy * y * (1 - y)
+
+    @staticmethod
+    def backward(ctx, g):
+        gy, y = ctx.inputs
+        return SigmoidGrad.apply(g, y), g * gy * (1 - 2.0 * y)
+
+
+class ReluGrad(Function):
+    """``gy`` where ``x > 0``, else 0 (the mask itself has no gradient)."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, gy, x):
+        return ctx.xp.where(x > 0, gy, ctx.xp.zeros_like(gy))
+
+    @staticmethod
+    def backward(ctx, g):
+        return ReluGrad.apply(g, ctx.inputs[1]), None
+
+
 # -- unary ops, declared with their gradients -----------------------------------------------------
 
 GradFn = Callable[[Tensor, Tensor, Tensor], Tensor]
@@ -256,7 +303,7 @@ acos = _unary("acos", lambda x, y, gy: -gy / sqrt(1 - x * x), "Inverse cosine.")
 atan = _unary("atan", lambda x, y, gy: gy / (1 + x * x), "Inverse tangent.")
 sinh = _unary("sinh", lambda x, y, gy: gy * cosh(x), "Hyperbolic sine.")
 cosh = _unary("cosh", lambda x, y, gy: gy * sinh(x), "Hyperbolic cosine.")
-tanh = _unary("tanh", lambda x, y, gy: gy * (1 - y * y), "Hyperbolic tangent.")
+tanh = _unary("tanh", lambda x, y, gy: TanhGrad.apply(gy, y), "Hyperbolic tangent.")
 asinh = _unary("asinh", lambda x, y, gy: gy / sqrt(x * x + 1), "Inverse hyperbolic sine.")
 acosh = _unary("acosh", lambda x, y, gy: gy / sqrt(x * x - 1), "Inverse hyperbolic cosine.")
 atanh = _unary("atanh", lambda x, y, gy: gy / (1 - x * x), "Inverse hyperbolic tangent.")
@@ -288,8 +335,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        y = ctx.output()
-        return gy * y * (1 - y)
+        return SigmoidGrad.apply(gy, ctx.output())
 
 
 def sigmoid(x: Tensor, /) -> Tensor:
@@ -306,7 +352,7 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        return gy * (ctx.inputs[0] > 0)
+        return ReluGrad.apply(gy, ctx.inputs[0])
 
 
 def relu(x: Tensor, /) -> Tensor:
