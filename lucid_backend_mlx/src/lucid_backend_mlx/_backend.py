@@ -1,0 +1,190 @@
+"""The MLX backend: lazy arrays on MLX's CPU (float64 included) and, where present, its GPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lucid_core as lc
+from lucid_core.backend import Backend, Device
+
+_MAX_EXACT_RANGE = 1 << 24  # mx.random.randint draws through float32: exact up to 2**24 values
+
+
+class MLXBackend(Backend):
+    """MLX arrays: lazy, unified memory, float64 on the CPU only, complex64 but no complex128.
+
+    Gaps in MLX are filled in :mod:`._namespace` (boolean masks and ``nonzero`` through one host
+    sync for the count, integer matmul through float64 on the CPU, float64-accurate exp/sin/cos/erf).
+    """
+
+    name = "mlx"
+    #: check integer-array indices against the axis size, raising IndexError as NumPy does (MLX reads
+    #: garbage instead); off by default because it costs one host sync per advanced index
+    check_index_bounds = False
+    # the real list is known once MLX is imported (load); "gpu" here lets `resolve_device("gpu")`
+    # try this backend before it is loaded
+    device_types = ("gpu", "cpu")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.capabilities.update({"float64": True, "complex": True, "lazy": True, "data_dependent_shapes": True})
+
+    def load(self) -> None:
+        import mlx.core as mx
+
+        from . import _namespace as ns
+
+        self.mx = mx
+        self._ns = ns
+        self._array = mx.array
+        self.array_types = (mx.array,)
+        self.device_types = ("gpu", "cpu") if gpu_available(mx) else ("cpu",)
+        self.dtypes = {d: ns.DTYPES_BY_NAME[d.name] for d in (
+            lc.bool, lc.int8, lc.int16, lc.int32, lc.int64, lc.uint8, lc.uint16, lc.uint32, lc.uint64,
+            lc.float16, lc.float32, lc.float64, lc.complex64,
+        )}  # fmt: skip
+        self.xp = ns.MLXNamespace(None, "mlx:" + self.device_types[0], float64=self.device_types[0] == "cpu")
+        self._key = mx.random.key(0)
+
+        def index_add(z: Any, key: Any, values: Any) -> Any:
+            return z.at[ns.expand_bool_keys(key)].add(values)
+
+        def getitem(x: Any, key: Any) -> Any:
+            key = ns.expand_bool_keys(key)
+            if self.check_index_bounds:
+                ns.check_index_bounds(x.shape, key)
+            return x[key]
+
+        def setitem(x: Any, key: Any, value: Any) -> Any:
+            key = ns.expand_bool_keys(key)
+            if self.check_index_bounds:
+                ns.check_index_bounds(x.shape, key)
+            x[key] = value  # in place: tensors sharing this array see it, as with NumPy
+            return x
+
+        def cumulative_prod(x: Any, axis: int, include_initial: bool) -> Any:
+            return ns.cumulative_prod(x, axis=axis, include_initial=include_initial)
+
+        self.kernels = {
+            "erf": ns.erf,
+            "sigmoid": ns.sigmoid,
+            "logsumexp": ns.logsumexp,
+            "einsum": ns.einsum,
+            "index_add": index_add,
+            "getitem": getitem,
+            "setitem": setitem,
+            "cumulative_prod": cumulative_prod,
+        }
+
+    def make_device(self, type: str) -> Device:  # noqa: A002
+        mx = self.mx
+        native = mx.gpu if type == "gpu" else mx.cpu
+        dev = Device(self, type, native)
+        if len(self.device_types) == 1:
+            dev.xp = self.xp  # one device: MLX's functions unwrapped
+        else:
+            dev.xp = self._ns.MLXNamespace(native, f"mlx:{type}", float64=type == "cpu")
+            # operators and kernels inside an op's forward run on this device's stream
+            dev.context = lambda: mx.stream(native)
+        return dev
+
+    def device_of(self, array: Any) -> Device:
+        """MLX arrays live in unified memory and carry no device: they belong to the default one."""
+        return self.default_device
+
+    # -- arrays and host transfer -----------------------------------------------------------------
+    def asarray(self, obj: Any, dtype: Any, device: Device, copy: bool | None = None) -> Any:
+        native = None if dtype is None else self.native_dtype(dtype)
+        return device.xp.asarray(obj, dtype=native, copy=copy)
+
+    def canonical(self, array: Any) -> Any:
+        return array if type(array) is self._array else self.mx.array(array)
+
+    def to_list(self, array: Any) -> Any:
+        return array.tolist()
+
+    def from_foreign(self, array: Any, source: Backend, device: Device) -> Any:
+        # MLX cannot wrap foreign memory: the data is copied once, keeping its dtype (MLX would narrow float64)
+        out = device.xp.asarray(source.to_numpy(array))
+        return out
+
+    def move(self, array: Any, source: Device, device: Device) -> Any:
+        if device.type == "gpu" and array.dtype == self.mx.float64:
+            raise TypeError(self._ns.float64_error(str(device)))
+        return array  # unified memory: the same buffer serves both devices
+
+    def eval(self, *arrays: Any) -> None:
+        if arrays:
+            self.mx.eval(*arrays)
+
+    # -- random numbers: a counter-based MLX key, split for each draw ------------------------------
+    def seed(self, seed: int) -> None:
+        self._key = self.mx.random.key(seed % (1 << 64))
+
+    def get_rng_state(self) -> Any:
+        return {"key": self._key.tolist()}
+
+    def set_rng_state(self, state: Any) -> None:
+        if not isinstance(state, dict) or "key" not in state:
+            raise ValueError("set_rng_state: expected the dict made by MLXBackend.get_rng_state()")
+        self._key = self.mx.array(state["key"], dtype=self.mx.uint32)
+
+    def _next_key(self) -> Any:
+        keys = self.mx.random.split(self._key)
+        self._key = keys[0]
+        return keys[1]
+
+    def _check_float(self, dtype: Any, device: Device) -> Any:
+        native = self.native_dtype(dtype)
+        if native == self.mx.float64 and device.type == "gpu":
+            raise TypeError(self._ns.float64_error(str(device)))
+        return native
+
+    def _bits(self, shape: tuple[int, ...], device: Device) -> Any:
+        """Uniform 54-bit integers (three exact 18-bit draws), for float64 and wide integer ranges."""
+        mx = self.mx
+        out = None
+        for _ in range(3):
+            part = mx.random.randint(0, 1 << 18, shape, dtype=mx.int64, key=self._next_key(), stream=device.native)
+            out = part if out is None else out * (1 << 18) + part
+        return out
+
+    def random_uniform(self, shape: tuple[int, ...], dtype: Any, device: Device) -> Any:
+        mx = self.mx
+        native = self._check_float(dtype, device)
+        if native == mx.float64:
+            return self._bits(shape, device).astype(mx.float64) * (2.0**-54)
+        u = mx.random.uniform(shape=shape, dtype=mx.float32, key=self._next_key(), stream=device.native)
+        return u if native == mx.float32 else u.astype(native)
+
+    def random_normal(self, shape: tuple[int, ...], dtype: Any, device: Device) -> Any:
+        mx = self.mx
+        native = self._check_float(dtype, device)
+        if native == mx.float64:
+            # Box-Muller on two float64 uniforms (MLX draws normals in float32 only)
+            u1 = 1.0 - self.random_uniform(shape, dtype, device)
+            u2 = self.random_uniform(shape, dtype, device)
+            return mx.sqrt(-2.0 * mx.log(u1)) * self._ns.cos64(2.0 * 3.141592653589793 * u2)
+        z = mx.random.normal(shape=shape, dtype=mx.float32, key=self._next_key(), stream=device.native)
+        return z if native == mx.float32 else z.astype(native)
+
+    def random_integers(self, low: int, high: int, shape: tuple[int, ...], dtype: Any, device: Device) -> Any:
+        mx = self.mx
+        native = self.native_dtype(dtype)
+        span = high - low
+        if span <= _MAX_EXACT_RANGE:
+            out = mx.random.randint(low, high, shape, dtype=mx.int64, key=self._next_key(), stream=device.native)
+        else:
+            out = low + self._bits(shape, device) % span
+        return out if native == mx.int64 else out.astype(native)
+
+
+def gpu_available(mx: Any) -> bool:
+    """Whether this MLX build has a usable GPU (Metal on Apple silicon, or the CUDA build)."""
+    for probe in (lambda: mx.metal.is_available(), lambda: mx.cuda.is_available(), lambda: mx.is_available(mx.gpu)):
+        try:
+            if probe():
+                return True
+        except Exception:  # noqa: BLE001 - a build without that module has no such GPU
+            continue
+    return False
