@@ -10,6 +10,7 @@ entry-point group the first time a tensor is made. This package imports no array
 from __future__ import annotations
 
 from . import _dtypes as _dt
+from . import fft, linalg
 from ._autograd import (
     Function,
     backward,
@@ -60,6 +61,8 @@ from ._registry import (
 from ._tensor import Parameter, Tensor
 from .backend import ArrayAPIBackend, Backend, Device
 from .hookspecs import hookimpl
+from .ops.complex import *  # noqa: F403
+from .ops.complex import __all__ as _complex_all
 from .ops.creation import *  # noqa: F403
 from .ops.creation import __all__ as _creation_all
 from .ops.elementwise import *  # noqa: F403
@@ -76,6 +79,10 @@ from .ops.reduction import *  # noqa: F403
 from .ops.reduction import __all__ as _reduction_all
 from .ops.searching import *  # noqa: F403
 from .ops.searching import __all__ as _searching_all
+from .ops.sets import *  # noqa: F403
+from .ops.sets import __all__ as _sets_all
+from .ops.utility import *  # noqa: F403
+from .ops.utility import __all__ as _utility_all
 
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
@@ -110,7 +117,7 @@ __all__ = [
     "set_default_device", "get_default_device", "default_device", "resolve_device",
     "eval", "frombuffer", "e", "pi", "inf", "nan", "newaxis", "__array_namespace_info__", "__array_api_version__",
     *_creation_all, *_elementwise_all, *_indexing_all, *_linalg_all, *_manipulation_all,
-    *_random_all, *_reduction_all, *_searching_all,
+    *_random_all, *_reduction_all, *_searching_all, *_complex_all, *_sets_all, *_utility_all, "linalg", "fft",
 ]  # fmt: skip
 
 del _dt

@@ -398,6 +398,12 @@ class Tensor:
     def __rshift__(self, other: Any) -> Tensor:
         return _e.bitwise_right_shift(self, other)
 
+    def __rlshift__(self, other: Any) -> Tensor:
+        return _e.bitwise_left_shift(other, self)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return _e.bitwise_right_shift(other, self)
+
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         return _e.equal(self, other)
 
@@ -471,6 +477,12 @@ class Tensor:
 
     def __ixor__(self, other: Any) -> Tensor:
         return self._inplace(_e.bitwise_xor(self, other), "^=")
+
+    def __ilshift__(self, other: Any) -> Tensor:
+        return self._inplace(_e.bitwise_left_shift(self, other), "<<=")
+
+    def __irshift__(self, other: Any) -> Tensor:
+        return self._inplace(_e.bitwise_right_shift(self, other), ">>=")
 
     # PyTorch-style in-place methods used by optimizers and init
     def copy_(self, src: Any) -> Tensor:

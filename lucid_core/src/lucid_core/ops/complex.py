@@ -1,0 +1,61 @@
+"""Complex parts: ``real`` and ``imag``, with PyTorch's conjugate convention for gradients."""
+
+from __future__ import annotations
+
+from .._autograd import Function
+from .._tensor import Tensor
+
+__all__ = ["real", "imag"]
+
+
+def _check(x: object, name: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+
+
+class Real(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return ctx.xp.real(x)
+
+    @staticmethod
+    def backward(ctx, gy):
+        from .manipulation import astype
+
+        return astype(gy, ctx.inputs[0].dtype)
+
+
+class Imag(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return ctx.xp.imag(x)
+
+    @staticmethod
+    def backward(ctx, gy):
+        from .manipulation import astype
+
+        return astype(gy, ctx.inputs[0].dtype) * 1j
+
+
+def real(x: Tensor, /) -> Tensor:
+    """The real part of each element (a real dtype of the same precision); real inputs come back as they are."""
+    _check(x, "real")
+    if x.dtype.kind != "c":
+        return x
+    return Real.apply(x)
+
+
+def imag(x: Tensor, /) -> Tensor:
+    """The imaginary part of each element (a real dtype of the same precision); zeros for real inputs."""
+    _check(x, "imag")
+    if x.dtype.kind != "c":
+        from .creation import zeros_like
+
+        if x.dtype.kind not in "fc":
+            raise TypeError(f"imag: expected a floating-point tensor, got {x.dtype.name}")
+        return zeros_like(x)
+    return Imag.apply(x)
