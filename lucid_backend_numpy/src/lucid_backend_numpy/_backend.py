@@ -30,6 +30,7 @@ class NumpyBackend(Backend):
         )}  # fmt: skip
         self._rng = np.random.default_rng()
         self.kernels = _kernels(np)
+        self._ufuncs = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
 
     def make_device(self, type: str) -> Device:  # noqa: A002
         dev = Device(self, type)
@@ -50,6 +51,21 @@ class NumpyBackend(Backend):
                 raise ValueError("asarray: copy=False, but the data must be copied (dtype change)")
             return out
         return self.np.array(obj, dtype=native, copy=True) if copy else self.np.asarray(obj, dtype=native)
+
+    def inplace(self, op: str, target: Any, other: Any, alpha: Any = 1) -> bool:
+        """Write into ``target``'s memory (optimizer updates allocate nothing parameter-sized)."""
+        if not target.flags.writeable:
+            return False
+        if op == "copy":
+            target[...] = other
+            return True
+        if alpha != 1:
+            other = other * alpha
+        try:
+            self._ufuncs[op](target, other, out=target)
+        except (TypeError, ValueError):  # not broadcastable to target, or an unsafe cast: rebind instead
+            return False
+        return True
 
     def to_numpy(self, array: Any) -> Any:
         return array

@@ -426,8 +426,8 @@ class Tensor:
     def _inplace(self, result: Tensor, opname: str) -> Tensor:
         from ._autograd import _mode
 
-        if self._requires_grad and _mode.enabled:
-            if self._node is None:
+        if _mode.enabled and (self._requires_grad or result._requires_grad):
+            if self._requires_grad and self._node is None:
                 raise RuntimeError(
                     f"{opname}: a leaf tensor that requires grad cannot be modified in place "
                     "(wrap the update in `with lucid_core.no_grad():`)"
@@ -445,16 +445,50 @@ class Tensor:
         self._data = result._data
         return self
 
+    def _write(self, op: str, other: Any, alpha: Any = 1) -> bool:
+        """Update this tensor's own memory (``self op= other * alpha``) where the backend can.
+
+        True when done. Only outside the graph, with an operand of this tensor's device and dtype
+        (or a Python number of a fitting kind); otherwise the caller takes the rebinding path.
+        """
+        write = self._device.backend.inplace
+        if write is None:
+            return False
+        from ._autograd import _mode
+
+        if _mode.enabled and self._requires_grad:
+            return False
+        if isinstance(other, Tensor):
+            if other._device is not self._device or other._data.dtype != self._data.dtype:
+                return False
+            if _mode.enabled and other._requires_grad:
+                return False
+            other = other._data
+        elif type(other) is float:
+            if self._data.dtype not in self._device.float_natives:
+                return False
+        elif type(other) is not int:
+            return False
+        return write(op, self._data, other, alpha)
+
     def __iadd__(self, other: Any) -> Tensor:
+        if self._write("add", other):
+            return self
         return self._inplace(_e.add(self, other), "+=")
 
     def __isub__(self, other: Any) -> Tensor:
+        if self._write("subtract", other):
+            return self
         return self._inplace(_e.subtract(self, other), "-=")
 
     def __imul__(self, other: Any) -> Tensor:
+        if self._write("multiply", other):
+            return self
         return self._inplace(_e.multiply(self, other), "*=")
 
     def __itruediv__(self, other: Any) -> Tensor:
+        if self._data.dtype in self._device.float_natives and self._write("divide", other):
+            return self
         return self._inplace(_e.divide(self, other), "/=")
 
     def __ifloordiv__(self, other: Any) -> Tensor:
@@ -498,25 +532,43 @@ class Tensor:
         return self._inplace(_m.clone(src), "copy_")
 
     def zero_(self) -> Tensor:
+        """Set every element to 0, in place."""
+        if self._write("copy", 0):
+            return self
         from .ops.creation import zeros_like
 
         return self._inplace(zeros_like(self), "zero_")
 
     def fill_(self, value: Any) -> Tensor:
+        """Set every element to ``value``, in place."""
+        if type(value) in (int, float) and self._write("copy", value):
+            return self
         from .ops.creation import full_like
 
         return self._inplace(full_like(self, value), "fill_")
 
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
+        """``self += alpha * other`` in place (in the tensor's own memory where the backend allows)."""
+        if self._write("add", other, alpha):
+            return self
         return self._inplace(_e.add(self, other if alpha == 1 else _e.multiply(other, alpha)), "add_")
 
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
+        """``self -= alpha * other`` in place."""
+        if self._write("subtract", other, alpha):
+            return self
         return self._inplace(_e.subtract(self, other if alpha == 1 else _e.multiply(other, alpha)), "sub_")
 
     def mul_(self, other: Any) -> Tensor:
+        """``self *= other`` in place."""
+        if self._write("multiply", other):
+            return self
         return self._inplace(_e.multiply(self, other), "mul_")
 
     def div_(self, other: Any) -> Tensor:
+        """``self /= other`` in place."""
+        if self._write("divide", other):
+            return self
         return self._inplace(_e.divide(self, other), "div_")
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002

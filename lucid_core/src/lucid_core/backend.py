@@ -212,6 +212,11 @@ class Backend:
         except Exception:  # noqa: BLE001 - fall back to the host copy below
             return self.asarray(source.to_numpy(array), None, device)
 
+    #: ``inplace(op, target, other, alpha) -> bool`` writes ``target op= other * alpha`` into
+    #: ``target``'s own memory (``op``: add, subtract, multiply, divide, copy) and says whether it
+    #: did; None for libraries with immutable arrays, whose tensors rebind to a new array instead.
+    inplace: Callable[[str, Any, Any, Any], bool] | None = None
+
     def move(self, array: Any, source: Device, device: Device) -> Any:
         """Move an array between two devices of this backend (a no-op for unified memory)."""
         return array

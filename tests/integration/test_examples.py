@@ -1,0 +1,176 @@
+"""The examples run as a newcomer runs them (a subprocess, on a tiny setting) and leave what they promise:
+a loadable safetensors checkpoint, a PNG, sampled text, the seeds' printed numbers; a resumed run ends with
+exactly the weights of an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lucid_core as lc
+import lucid_nn as nn
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _need_example_deps() -> None:
+    """The examples' own dependencies (examples/requirements.txt): required in CI, a skip elsewhere."""
+    for module in ("sklearn", "matplotlib", "tqdm"):
+        if importlib.util.find_spec(module) is None:
+            if os.environ.get("CI"):
+                pytest.fail(f"{module} is missing: pip install -r examples/requirements.txt")
+            pytest.skip(f"{module} is not installed (pip install -r examples/requirements.txt)")
+
+
+def run_example(script: str, *args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    if check:
+        assert proc.returncode == 0, f"{script} {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def load_example_module(name: str):
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def weights(path: Path) -> dict[str, np.ndarray]:
+    return {k: v.numpy() for k, v in nn.load(path).items()}
+
+
+# -- train_digits.py ------------------------------------------------------------------------------------------
+def test_train_digits_writes_a_loadable_checkpoint_and_a_png(tmp_path: Path, backend: str) -> None:
+    _need_example_deps()
+    out = tmp_path / "run"
+    proc = run_example("train_digits.py", "--epochs", "1", "--limit", "64", "--device", backend,
+                       "--out", str(out), "--no-progress", cwd=tmp_path)  # fmt: skip
+    assert "test accuracy" in proc.stdout
+    ckpt = out / "checkpoints" / "epoch_001.safetensors"
+    model = load_example_module("train_digits").make_model("cnn")
+    model.load_state_dict(nn.load(ckpt))  # strict: every key of the CNN, nothing else
+    assert set(nn.load(ckpt)) == set(model.state_dict())
+    assert nn.load_metadata(ckpt)["epoch"] == "1"
+    state = nn.load(out / "checkpoints" / "epoch_001.train-state.safetensors")
+    assert any(k.endswith(".exp_avg") for k in state)  # AdamW's moments are stored as tensors
+    png = (out / "curves.png").read_bytes()
+    assert png.startswith(PNG_SIGNATURE) and len(png) > 1000
+
+
+def test_train_digits_mlp_shows_a_progress_bar(tmp_path: Path) -> None:
+    _need_example_deps()
+    proc = run_example("train_digits.py", "--model", "mlp", "--epochs", "1", "--limit", "64",
+                       "--out", str(tmp_path / "mlp"), cwd=tmp_path)  # fmt: skip
+    assert "epoch 1/1" in proc.stdout and "loss=" in proc.stdout and "acc=" in proc.stdout
+    assert (tmp_path / "mlp" / "checkpoints" / "epoch_001.safetensors").exists()
+
+
+def test_train_digits_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) -> None:
+    _need_example_deps()
+    common = ["--epochs", "2", "--limit", "96", "--no-progress"]
+    run_example("train_digits.py", *common, "--out", str(tmp_path / "straight"), cwd=tmp_path)
+    run_example("train_digits.py", *common, "--stop-after", "1", "--out", str(tmp_path / "resumed"), cwd=tmp_path)
+    assert not (tmp_path / "resumed" / "checkpoints" / "epoch_002.safetensors").exists()
+    proc = run_example("train_digits.py", "--resume", "--no-progress", "--out", str(tmp_path / "resumed"),
+                       cwd=tmp_path)  # fmt: skip
+    assert "resumed from" in proc.stdout and "epoch 2:" in proc.stdout and "epoch 1:" not in proc.stdout
+
+    for name in ("epoch_002.safetensors", "epoch_002.train-state.safetensors"):
+        straight = weights(tmp_path / "straight" / "checkpoints" / name)
+        resumed = weights(tmp_path / "resumed" / "checkpoints" / name)
+        assert straight.keys() == resumed.keys()
+        for key in straight:
+            np.testing.assert_array_equal(resumed[key], straight[key], err_msg=f"{name}: {key}")
+    # a different run (another seed) does differ, so the comparison above could fail
+    run_example("train_digits.py", *common, "--seed", "1", "--out", str(tmp_path / "other"), cwd=tmp_path)
+    other = weights(tmp_path / "other" / "checkpoints" / "epoch_002.safetensors")
+    straight = weights(tmp_path / "straight" / "checkpoints" / "epoch_002.safetensors")
+    assert any(not np.array_equal(other[k], straight[k]) for k in straight)
+
+
+def test_train_digits_resume_without_a_checkpoint_says_what_to_do(tmp_path: Path) -> None:
+    _need_example_deps()
+    proc = run_example("train_digits.py", "--resume", "--out", str(tmp_path / "empty"), cwd=tmp_path, check=False)
+    assert proc.returncode != 0
+    assert "no checkpoint" in proc.stderr and "without --resume" in proc.stderr
+
+
+def test_training_state_json_round_trips_tuples_and_big_ints() -> None:
+    _need_example_deps()
+    td = load_example_module("train_digits")
+    lc.manual_seed(3)
+    lc.randn(2)  # load the default backend so its generator is part of the state
+    state = {"rng": lc.get_rng_state(), "betas": (0.9, 0.999), "groups": [{"params": [0, 1]}]}
+    import json
+
+    assert td._from_json(json.loads(json.dumps(td._to_json(state)))) == state
+
+
+# -- char_lm.py -------------------------------------------------------------------------------------------------
+def test_char_lm_trains_saves_and_samples(tmp_path: Path) -> None:
+    _need_example_deps()
+    out = tmp_path / "lm"
+    proc = run_example("char_lm.py", "--epochs", "1", "--limit", "64", "--hidden", "32", "--sample-length", "30",
+                       "--prompt", "Shall I", "--out", str(out), "--no-progress", cwd=tmp_path)  # fmt: skip
+    sample = proc.stdout.split("--- sample ---\n", 1)[1].split("\n---", 1)[0]
+    assert sample.startswith("Shall I") and len(sample) == len("Shall I") + 30
+    ckpt = out / "char_lm.safetensors"
+    import json
+
+    vocab = json.loads(nn.load_metadata(ckpt)["vocab"])
+    text = (EXAMPLES / "data" / "sonnets.txt").read_text(encoding="utf-8")[:64]
+    assert vocab == "".join(sorted(set(text)))
+    settings = json.loads(nn.load_metadata(ckpt)["settings"])
+    assert settings["hidden"] == 32
+    model = load_example_module("char_lm").CharLSTM(len(vocab), hidden=32, layers=settings["layers"])
+    model.load_state_dict(nn.load(ckpt))
+    assert set(sample[len("Shall I") :]) <= set(vocab)
+
+
+def test_bundled_text_is_small_plain_text() -> None:
+    text = (EXAMPLES / "data" / "sonnets.txt").read_text(encoding="utf-8")
+    assert 10_000 < len(text.encode()) < 400_000
+    assert "Shall I compare thee to a summer's day?" in text
+
+
+# -- the seeds' examples ----------------------------------------------------------------------------------------
+def test_seed_003_dezero_prints_the_seeds_gradient(tmp_path: Path) -> None:
+    proc = run_example("seeds/seed_003_dezero_steps_6_9.py", cwd=tmp_path)
+    lines = proc.stdout.splitlines()
+    assert lines.count("3.297442541400256") == 6
+    assert lines[-1] == "Tensor 0 Tensor lucid_core.float64"
+
+
+def test_seed_001_image_classification_loop_prints_each_epoch(tmp_path: Path) -> None:
+    proc = run_example("seeds/seed_001_image_classification.py", cwd=tmp_path)
+    lines = proc.stdout.splitlines()
+    assert [line.split(" acc=")[0] for line in lines] == [f"Epoch {i}" for i in range(5)]
+    accs = [float(line.split("acc=")[1]) for line in lines]
+    assert all(0.0 <= a <= 0.3 for a in accs)  # random labels: near chance, as the seed's data are random
+
+
+def test_seed_000_optimizer_and_scheduler_usage(tmp_path: Path) -> None:
+    proc = run_example("seeds/seed_000_optimizer_scheduler.py", cwd=tmp_path)
+    out = proc.stdout
+    losses = [float(line.split("loss ")[1].split(",")[0]) for line in out.splitlines() if line.startswith("epoch ")]
+    assert len(losses) == 4 and losses[-1] < losses[0]
+    assert "lr [0.1]" in out and "lr [0.025]" in out  # MyScheduler halves every 2 epochs
+    assert "TypeError: MyOptimizer can only optimize Parameters" in out
+    assert "group: 2 params, lr=0.001, weight_decay=0.0001" in out
+    assert "ValueError: some parameters appear in more than one parameter group" in out
+    assert "optimizer state indices: [0, 1, 2, 3] groups: [[0, 1], [2, 3]]" in out
+    assert "restored last_lr: [5e-05, 0.0005] last_epoch: 1" in out
+    assert "momentum buffers restored: True" in out
