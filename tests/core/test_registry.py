@@ -8,10 +8,10 @@ import sys
 import textwrap
 
 import pytest
-from lucid_core.backend import ArrayAPIBackend, Backend
 
 import lucid_core as lc
 from lucid_core import _registry
+from lucid_core.backend import ArrayAPIBackend, Backend
 
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:

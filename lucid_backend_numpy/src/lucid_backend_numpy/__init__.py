@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lucid_core.backend import Backend
-
 from lucid_core import hookimpl
+from lucid_core.backend import Backend
 
 from ._backend import NumpyBackend
 

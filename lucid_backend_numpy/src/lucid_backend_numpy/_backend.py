@@ -5,9 +5,8 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from lucid_core.backend import Backend, Device
-
 import lucid_core as lc
+from lucid_core.backend import Backend, Device
 
 
 class NumpyBackend(Backend):

@@ -29,7 +29,15 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: input's last dimension is {x.shape[-1] if x.ndim else 'missing'} but weight of shape "
             f"{weight.shape} expects {weight.shape[-1]} features"
         )
-    y = lc.matmul(x, lc.matrix_transpose(weight)) if weight.ndim == 2 else lc.matmul(x, weight)
+    if weight.ndim != 2:
+        y = lc.matmul(x, weight)
+    elif x.ndim > 2 and x.shape[-1] > 0:
+        # one 2-D product over all leading axes: a batched (..., L, in) @ (in, out) runs one small GEMM per
+        # batch entry forward and sums a (..., in, out) stack for the weight's gradient
+        y = lc.matmul(lc.reshape(x, (-1, x.shape[-1])), lc.matrix_transpose(weight))
+        y = lc.reshape(y, (*x.shape[:-1], weight.shape[0]))
+    else:
+        y = lc.matmul(x, lc.matrix_transpose(weight))
     return y if bias is None else y + bias
 
 

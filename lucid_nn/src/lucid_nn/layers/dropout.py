@@ -6,7 +6,7 @@ __all__ = ["Dropout", "Dropout1d", "Dropout2d", "AlphaDropout"]
 
 from lucid_core import Tensor
 
-from .. import functional as F  # noqa: N812 - the name everyone uses
+from .. import functional as F
 from ..module import Module
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
 
-from .. import functional as F  # noqa: N812 - the name everyone uses
+from .. import functional as F
 from .. import init
 from ..module import Module
 

@@ -9,7 +9,7 @@ __all__ = [
 
 from lucid_core import Tensor
 
-from .. import functional as F  # noqa: N812 - the name everyone uses
+from .. import functional as F
 from ..module import Module
 
 
