@@ -107,10 +107,12 @@ class Function:
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        """Compute the op's value(s) from its arguments; ``ctx`` carries what backward needs."""
         raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
+        """One gradient per input (None where not needed), from one gradient per output."""
         raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
 
     def save_for_backward(self, *tensors: Any) -> None:
@@ -123,6 +125,7 @@ class Function:
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
+        """What ``save_for_backward`` kept, connected to the graph."""
         saved = getattr(self, "_saved", ())
         return tuple(self.output(s.index) if isinstance(s, _SavedOutput) else s for s in saved)
 
@@ -142,6 +145,7 @@ class Function:
 
     @property
     def name(self) -> str:
+        """The op's name (its class name)."""
         return type(self).__name__
 
     def __repr__(self) -> str:

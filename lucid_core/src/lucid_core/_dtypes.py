@@ -56,10 +56,12 @@ class DType:
 
     @property
     def is_floating_point(self) -> builtins.bool:
+        """Whether the dtype is real or complex floating point."""
         return self.kind in "fc"
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element."""
         return self.bits // 8
 
 

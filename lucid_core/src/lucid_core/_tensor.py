@@ -37,22 +37,27 @@ class Tensor:
     # -- basic properties ----------------------------------------------------------------------
     @property
     def dtype(self) -> DType:
+        """The Lucid dtype of the elements."""
         return self._device.backend.lucid_dtype(self._data.dtype)
 
     @property
     def device(self) -> Any:
+        """The :class:`~lucid_core.Device` holding the data."""
         return self._device
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The size of each axis."""
         return tuple(self._data.shape)
 
     @property
     def ndim(self) -> int:
+        """The number of axes."""
         return len(self._data.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements (a property, as in the Array API; PyTorch's ``numel()``)."""
         n = 1
         for s in self._data.shape:
             n *= s
@@ -76,12 +81,14 @@ class Tensor:
 
     @property
     def T(self) -> Tensor:  # noqa: N802
+        """The transpose of a 2-D tensor."""
         if self.ndim != 2:
             raise ValueError(f"Tensor.T needs a 2-D tensor, got {self.ndim}-D; use mT or permute_dims for batches")
         return _m.permute_dims(self, (1, 0))
 
     @property
     def mT(self) -> Tensor:  # noqa: N802
+        """The last two axes swapped (a batch of matrices transposed)."""
         if self.ndim < 2:
             raise ValueError(f"Tensor.mT needs at least 2 dimensions, got {self.ndim}")
         return _m.matrix_transpose(self)
@@ -94,6 +101,7 @@ class Tensor:
     # -- autograd --------------------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        """Whether ops on this tensor are recorded for backward."""
         return self._requires_grad
 
     @requires_grad.setter
@@ -119,6 +127,7 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """True for tensors made by the user rather than by an op (their ``.grad`` is kept)."""
         return self._node is None
 
     def retain_grad(self) -> None:
@@ -139,6 +148,7 @@ class Tensor:
         return _new_tensor(self._data, self._device)
 
     def detach_(self) -> Tensor:
+        """Cut this tensor from its graph, in place."""
         self._node = None
         self._requires_grad = False
         return self
@@ -216,29 +226,35 @@ class Tensor:
         return _m.to_device(self, device)
 
     def astype(self, dtype: DType, copy: bool = True) -> Tensor:
+        """Alias of :func:`lucid_core.astype`."""
         return _m.astype(self, dtype, copy=copy)
 
     def float(self) -> Tensor:
+        """Cast to float32."""
         from ._dtypes import float32
 
         return _m.astype(self, float32)
 
     def double(self) -> Tensor:
+        """Cast to float64."""
         from ._dtypes import float64
 
         return _m.astype(self, float64)
 
     def long(self) -> Tensor:
+        """Cast to int64."""
         from ._dtypes import int64
 
         return _m.astype(self, int64)
 
     def int(self) -> Tensor:
+        """Cast to int32."""
         from ._dtypes import int32
 
         return _m.astype(self, int32)
 
     def bool(self) -> Tensor:
+        """Cast to bool."""
         from ._dtypes import bool as bool_
 
         return _m.astype(self, bool_)
@@ -572,6 +588,7 @@ class Tensor:
         return self._inplace(_e.divide(self, other), "div_")
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        """Clip to [min, max], in place."""
         return self._inplace(_e.clip(self, min, max), "clamp_")
 
     # -- indexing ----------------------------------------------------------------------------------
@@ -583,105 +600,136 @@ class Tensor:
 
     # -- method aliases (Array API functions as methods, PyTorch style) ----------------------------
     def sum(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
+        """Alias of :func:`lucid_core.sum`."""
         return _r.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Alias of :func:`lucid_core.mean`."""
         return _r.mean(self, axis=axis, keepdims=keepdims)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Alias of :func:`lucid_core.max`."""
         return _r.max(self, axis=axis, keepdims=keepdims)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Alias of :func:`lucid_core.min`."""
         return _r.min(self, axis=axis, keepdims=keepdims)
 
     def prod(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Alias of :func:`lucid_core.prod`."""
         return _r.prod(self, axis=axis, keepdims=keepdims)
 
     def var(self, axis: Any = None, keepdims: bool = False, correction: float = 0.0) -> Tensor:
+        """Alias of :func:`lucid_core.var`."""
         return _r.var(self, axis=axis, keepdims=keepdims, correction=correction)
 
     def std(self, axis: Any = None, keepdims: bool = False, correction: float = 0.0) -> Tensor:
+        """Alias of :func:`lucid_core.std`."""
         return _r.std(self, axis=axis, keepdims=keepdims, correction=correction)
 
     def all(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Alias of :func:`lucid_core.all`."""
         return _r.all(self, axis=axis, keepdims=keepdims)
 
     def any(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Alias of :func:`lucid_core.any`."""
         return _r.any(self, axis=axis, keepdims=keepdims)
 
     def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        """Alias of :func:`lucid_core.argmax`."""
         return _s.argmax(self, axis=axis, keepdims=keepdims)
 
     def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        """Alias of :func:`lucid_core.argmin`."""
         return _s.argmin(self, axis=axis, keepdims=keepdims)
 
     def reshape(self, *shape: Any) -> Tensor:
+        """Alias of :func:`lucid_core.reshape`; takes ``reshape(2, 3)`` or ``reshape((2, 3))``."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return _m.reshape(self, shape)
 
     def view(self, *shape: Any) -> Tensor:
+        """Alias of :meth:`reshape` (Lucid tensors have no views)."""
         return self.reshape(*shape)
 
     def flatten(self, start_axis: int = 0, end_axis: int = -1) -> Tensor:
+        """Alias of :func:`lucid_core.flatten`."""
         return _m.flatten(self, start_axis, end_axis)
 
     def permute(self, *axes: Any) -> Tensor:
+        """Alias of :func:`lucid_core.permute_dims`."""
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         return _m.permute_dims(self, axes)
 
     def transpose(self, axis0: int, axis1: int) -> Tensor:
+        """Swap two axes (alias of :func:`lucid_core.swapaxes`)."""
         return _m.swapaxes(self, axis0, axis1)
 
     def squeeze(self, axis: Any = None) -> Tensor:
+        """Alias of :func:`lucid_core.squeeze`."""
         return _m.squeeze(self, axis)
 
     def unsqueeze(self, axis: int) -> Tensor:
+        """Alias of :func:`lucid_core.expand_dims`."""
         return _m.expand_dims(self, axis=axis)
 
     def expand(self, *shape: Any) -> Tensor:
+        """Broadcast to ``shape`` (-1 keeps an axis), as PyTorch's ``expand``."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         shape = tuple(s if s != -1 else self.shape[i - len(shape) + self.ndim] for i, s in enumerate(shape))
         return _m.broadcast_to(self, shape)
 
     def exp(self) -> Tensor:
+        """Alias of :func:`lucid_core.exp`."""
         return _e.exp(self)
 
     def log(self) -> Tensor:
+        """Alias of :func:`lucid_core.log`."""
         return _e.log(self)
 
     def sqrt(self) -> Tensor:
+        """Alias of :func:`lucid_core.sqrt`."""
         return _e.sqrt(self)
 
     def abs(self) -> Tensor:
+        """Alias of :func:`lucid_core.abs`."""
         return _e.abs(self)
 
     def tanh(self) -> Tensor:
+        """Alias of :func:`lucid_core.tanh`."""
         return _e.tanh(self)
 
     def sigmoid(self) -> Tensor:
+        """Alias of :func:`lucid_core.sigmoid`."""
         return _e.sigmoid(self)
 
     def relu(self) -> Tensor:
+        """Alias of :func:`lucid_core.relu`."""
         return _e.relu(self)
 
     def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        """Alias of :func:`lucid_core.clip` (``clamp`` too)."""
         return _e.clip(self, min, max)
 
     clamp = clip
 
     def square(self) -> Tensor:
+        """Alias of :func:`lucid_core.square`."""
         return _e.square(self)
 
     def pow(self, exponent: Any) -> Tensor:
+        """Alias of :func:`lucid_core.pow`."""
         return _e.pow(self, exponent)
 
     def matmul(self, other: Any) -> Tensor:
+        """Alias of :func:`lucid_core.matmul`."""
         return _l.matmul(self, other)
 
     def dim(self) -> int:
+        """The number of axes (PyTorch's name for ``ndim``)."""
         return self.ndim
 
 

@@ -117,6 +117,7 @@ class Backend:
 
     @property
     def loaded(self) -> bool:
+        """Whether :meth:`load` has run."""
         return self._devices is not None
 
     def ensure_loaded(self) -> None:
@@ -139,12 +140,14 @@ class Backend:
 
     @property
     def devices(self) -> dict[str, Device]:
+        """The backend's devices by type, loading the backend on first use."""
         self.ensure_loaded()
         assert self._devices is not None
         return self._devices
 
     @property
     def default_device(self) -> Device:
+        """The first of ``device_types``."""
         return self.devices[self.device_types[0]]
 
     # -- dtypes ----------------------------------------------------------------------------
@@ -225,6 +228,7 @@ class Backend:
         """Force lazy arrays to be computed (a no-op for eager backends)."""
 
     def shape(self, array: Any) -> tuple[int, ...]:
+        """The shape of a native array as a tuple."""
         return tuple(array.shape)
 
     # -- random numbers ----------------------------------------------------------------------
@@ -237,6 +241,7 @@ class Backend:
         raise NotImplementedError(f"backend {self.name!r} cannot save its random state")
 
     def set_rng_state(self, state: Any) -> None:
+        """Restore a snapshot from :meth:`get_rng_state`."""
         raise NotImplementedError(f"backend {self.name!r} cannot restore its random state")
 
     def random_uniform(self, shape: tuple[int, ...], dtype: DType, device: Device) -> Any:

@@ -68,6 +68,8 @@ class Multiply(Function):
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
+        if is_complex(gy):
+            a, b = conj_if_complex(a), conj_if_complex(b)
         ga = unbroadcast(gy * b, a) if isinstance(a, Tensor) and a._requires_grad else None
         gb = unbroadcast(gy * a, b) if isinstance(b, Tensor) and b._requires_grad else None
         return ga, gb
@@ -83,6 +85,11 @@ class Divide(Function):
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
+        if is_complex(gy):
+            b = conj_if_complex(b)
+            ga = unbroadcast(gy / b, a) if isinstance(a, Tensor) and a._requires_grad else None
+            gb = unbroadcast(-gy * conj(ctx.output()) / b, b) if isinstance(b, Tensor) and b._requires_grad else None
+            return ga, gb
         ga = unbroadcast(gy / b, a) if isinstance(a, Tensor) and a._requires_grad else None
         gb = unbroadcast(-gy * ctx.output() / b, b) if isinstance(b, Tensor) and b._requires_grad else None
         return ga, gb
@@ -98,6 +105,8 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
+        if is_complex(gy):
+            return _complex_pow_grad(a, b, ctx.output(), gy)
         ga = gb = None
         if isinstance(a, Tensor) and a._requires_grad:
             if not isinstance(b, Tensor):
@@ -118,6 +127,39 @@ class Pow(Function):
                 safe = y * math.log(a) if a != 0 else where(greater_equal(b, 0), 0.0, y * -math.inf)
             gb = unbroadcast(gy * safe, b)
         return ga, gb
+
+
+def _complex_pow_grad(a: Any, b: Any, y: Tensor, gy: Tensor) -> tuple[Any, Any]:
+    """Gradients of ``a ** b`` for complex operands: ``gy * conj(b a**(b-1))`` and ``gy * conj(y log a)``."""
+    ga = gb = None
+    if isinstance(a, Tensor) and a._requires_grad:
+        if isinstance(b, Tensor):
+            ga = unbroadcast(where(equal(a, 0) & equal(b, 0), 0.0, gy * conj(b * a ** (b - 1))), a)
+        else:
+            ga = gy * 0.0 if b == 0 else gy * conj_if_complex(b * a ** (b - 1))
+    if isinstance(b, Tensor) and b._requires_grad:
+        if isinstance(a, Tensor):
+            safe = where(equal(a, 0), 0.0, y * log(where(equal(a, 0), 1.0, a)))
+        else:
+            import cmath
+
+            safe = y * cmath.log(a) if a != 0 else y * 0.0
+        gb = unbroadcast(gy * conj(safe), b)
+    return ga, gb
+
+
+def is_complex(t: Tensor) -> bool:
+    """Whether ``t`` has a complex dtype (one dict look-up: cheap enough for every backward)."""
+    return t._device.backend._from_native[t._data.dtype].kind == "c"
+
+
+def conj_if_complex(x: Any) -> Any:
+    """The conjugate of a complex Tensor or Python complex; anything else comes back as it is."""
+    if isinstance(x, Tensor):
+        return conj(x) if is_complex(x) else x
+    if type(x) is complex:
+        return x.conjugate()
+    return x
 
 
 class _NoGrad(Function):
@@ -206,6 +248,8 @@ class TanhGrad(Function):
     @staticmethod
     def backward(ctx, g):
         gy, y = ctx.inputs
+        if is_complex(g):
+            gy, y = conj(gy), conj(y)
         return TanhGrad.apply(g, y), -2.0 * g * gy * y
 
 
@@ -221,6 +265,8 @@ class SigmoidGrad(Function):
     @staticmethod
     def backward(ctx, g):
         gy, y = ctx.inputs
+        if is_complex(g):
+            gy, y = conj(gy), conj(y)
         return SigmoidGrad.apply(g, y), g * gy * (1 - 2.0 * y)
 
 
@@ -243,8 +289,12 @@ class ReluGrad(Function):
 GradFn = Callable[[Tensor, Tensor, Tensor], Tensor]
 
 
-def _unary(kernel: str, grad: GradFn | None, doc: str) -> Callable[[Tensor], Tensor]:
-    """Declare a unary op: ``xp.<kernel>`` forward, ``grad(x, y, gy)`` backward (None: not differentiable)."""
+def _unary(kernel: str, grad: GradFn | None, doc: str, holomorphic: bool = True) -> Callable[[Tensor], Tensor]:
+    """Declare a unary op: ``xp.<kernel>`` forward, ``grad(x, y, gy)`` backward (None: not differentiable).
+
+    For a complex ``gy`` a holomorphic op's ``grad`` sees ``conj(x)`` and ``conj(y)``: its derivative has
+    real coefficients, so this gives ``gy * conj(f'(x))``, PyTorch's convention. Real tensors pay one check.
+    """
 
     def forward(ctx: Any, x: Any) -> Any:
         k = ctx.device.backend.kernels.get(kernel)
@@ -253,6 +303,8 @@ def _unary(kernel: str, grad: GradFn | None, doc: str) -> Callable[[Tensor], Ten
     def backward(ctx: Any, gy: Tensor) -> Any:
         assert grad is not None
         x = ctx.inputs[0]
+        if holomorphic and is_complex(gy):
+            return grad(conj(x), conj(ctx.output()), gy)
         return grad(x, ctx.output(), gy)
 
     cls = type(
@@ -294,7 +346,8 @@ log2 = _unary("log2", lambda x, y, gy: gy / (x * math.log(2.0)), "Base-2 logarit
 log10 = _unary("log10", lambda x, y, gy: gy / (x * math.log(10.0)), "Base-10 logarithm.")
 sqrt = _unary("sqrt", lambda x, y, gy: gy / (2 * y), "Square root.")
 square = _unary("square", lambda x, y, gy: gy * 2 * x, "x * x.")
-abs = _unary("abs", lambda x, y, gy: gy * sign(x), "Absolute value (gradient 0 at 0).")  # noqa: A001
+# |z| is not holomorphic: its gradient is gy * z / |z| (sign(z)), as in PyTorch
+abs = _unary("abs", lambda x, y, gy: gy * sign(x), "Absolute value (gradient 0 at 0).", False)  # noqa: A001
 sin = _unary("sin", lambda x, y, gy: gy * cos(x), "Sine.")
 cos = _unary("cos", lambda x, y, gy: -gy * sin(x), "Cosine.")
 tan = _unary("tan", lambda x, y, gy: gy * (1 + y * y), "Tangent.")
@@ -307,13 +360,13 @@ tanh = _unary("tanh", lambda x, y, gy: TanhGrad.apply(gy, y), "Hyperbolic tangen
 asinh = _unary("asinh", lambda x, y, gy: gy / sqrt(x * x + 1), "Inverse hyperbolic sine.")
 acosh = _unary("acosh", lambda x, y, gy: gy / sqrt(x * x - 1), "Inverse hyperbolic cosine.")
 atanh = _unary("atanh", lambda x, y, gy: gy / (1 - x * x), "Inverse hyperbolic tangent.")
-sign = _unary("sign", _zero, "-1, 0 or 1 by the sign of x (gradient 0).")
-floor = _unary("floor", _zero, "Round down (gradient 0).")
-ceil = _unary("ceil", _zero, "Round up (gradient 0).")
-round = _unary("round", _zero, "Round half to even (gradient 0).")  # noqa: A001
-trunc = _unary("trunc", _zero, "Round toward zero (gradient 0).")
-Negative = _unary("negative", lambda x, y, gy: -gy, "").Function  # type: ignore[attr-defined]
-conj = _unary("conj", lambda x, y, gy: conj(gy), "Complex conjugate.")
+sign = _unary("sign", _zero, "-1, 0 or 1 by the sign of x (gradient 0).", False)
+floor = _unary("floor", _zero, "Round down (gradient 0).", False)
+ceil = _unary("ceil", _zero, "Round up (gradient 0).", False)
+round = _unary("round", _zero, "Round half to even (gradient 0).", False)  # noqa: A001
+trunc = _unary("trunc", _zero, "Round toward zero (gradient 0).", False)
+Negative = _unary("negative", lambda x, y, gy: -gy, "", False).Function  # type: ignore[attr-defined]
+conj = _unary("conj", lambda x, y, gy: conj(gy), "Complex conjugate.", False)
 isnan = _unary("isnan", None, "Whether each element is NaN.")
 isinf = _unary("isinf", None, "Whether each element is +-inf.")
 isfinite = _unary("isfinite", None, "Whether each element is finite.")
@@ -335,7 +388,8 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        return SigmoidGrad.apply(gy, ctx.output())
+        y = ctx.output()
+        return SigmoidGrad.apply(gy, conj(y) if is_complex(gy) else y)
 
 
 def sigmoid(x: Tensor, /) -> Tensor:

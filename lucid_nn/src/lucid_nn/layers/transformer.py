@@ -33,7 +33,8 @@ class MultiheadAttention(Module):
     Args:
         dropout: dropout on the attention weights in training.
         add_bias_kv: learn ``bias_k``/``bias_v`` appended to the keys and values.
-        kdim, vdim: key/value feature sizes (separate ``q/k/v_proj_weight`` when they differ from embed_dim).
+        kdim: key feature size (separate ``q/k/v_proj_weight`` when it differs from embed_dim).
+        vdim: value feature size (likewise).
         batch_first: inputs and outputs are (N, L, E) instead of (L, N, E).
 
     ``forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,

@@ -17,8 +17,8 @@ class ReduceLROnPlateau(LRScheduler):
 
     Args:
         mode: ``"min"`` (the metric should fall) or ``"max"``.
-        threshold, threshold_mode: improvement means beating the best by ``threshold``,
-            relatively (``"rel"``) or absolutely (``"abs"``).
+        threshold: improvement means beating the best by this much.
+        threshold_mode: whether ``threshold`` is relative (``"rel"``) or absolute (``"abs"``).
         cooldown: steps to wait after a reduction before counting bad steps again.
         min_lr: a floor per group (or one for all); reductions smaller than ``eps`` are skipped.
     """
