@@ -73,14 +73,17 @@ class BackendConformance:
 
     @property
     def device(self) -> lc.Device:
+        """The device under test."""
         b = lc.get_backend(self.backend)
         return b.devices[self.device_type] if self.device_type else b.default_device
 
     @property
     def has_float64(self) -> bool:
+        """Whether the backend supports float64 (finite-difference checks need it)."""
         return lc.float64 in lc.get_backend(self.backend).dtypes
 
     def t(self, values: Any, dtype: Any = None, requires_grad: bool = False) -> lc.Tensor:
+        """A tensor of ``values`` on the device under test."""
         return lc.asarray(values, dtype=dtype, device=self.device, requires_grad=requires_grad)
 
     # -- registration and creation -------------------------------------------------------------------

@@ -105,6 +105,7 @@ class RandomSampler(_Shuffling):
 
     @property
     def num_samples(self) -> int:
+        """How many indices one pass yields."""
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:

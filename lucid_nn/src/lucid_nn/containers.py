@@ -73,15 +73,18 @@ class Sequential(Module):
         return iter(self._modules.values())
 
     def append(self, module: Module) -> Sequential:
+        """Add a module at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
 
     def extend(self, modules: Iterable[Module]) -> Sequential:
+        """Add modules at the end; returns self."""
         for m in modules:
             self.append(m)
         return self
 
     def insert(self, index: int, module: Module) -> Sequential:
+        """Insert a module before index; returns self."""
         mods = list(self._modules.values())
         n = len(mods)
         if not -n <= index <= n:
@@ -134,10 +137,12 @@ class ModuleList(Module):
         return self.extend(modules)
 
     def append(self, module: Module) -> ModuleList:
+        """Add a module at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
 
     def extend(self, modules: Iterable[Module]) -> ModuleList:
+        """Add modules at the end; returns self."""
         if isinstance(modules, (Module, str)) or not isinstance(modules, Iterable):
             raise TypeError(
                 f"ModuleList.extend should be called with an iterable of modules, got {type(modules).__name__}"
@@ -147,6 +152,7 @@ class ModuleList(Module):
         return self
 
     def insert(self, index: int, module: Module) -> None:
+        """Insert a module before index."""
         mods = list(self._modules.values())
         mods.insert(index, module)
         self._modules.clear()
@@ -201,21 +207,27 @@ class ModuleDict(Module):
         return key in self._modules
 
     def keys(self) -> Iterable[str]:
+        """The keys in insertion order."""
         return self._modules.keys()
 
     def values(self) -> Iterable[Module]:
+        """The modules in insertion order."""
         return self._modules.values()
 
     def items(self) -> Iterable[tuple[str, Module]]:
+        """(key, module) pairs in insertion order."""
         return self._modules.items()
 
     def clear(self) -> None:
+        """Remove every module."""
         self._modules.clear()
 
     def pop(self, key: str) -> Module:
+        """Remove the module under key and return it."""
         return self._modules.pop(key)
 
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        """Add modules from a mapping or from (key, module) pairs."""
         items = modules.items() if isinstance(modules, Mapping) else modules
         for k, m in items:
             self[k] = m
@@ -247,10 +259,12 @@ class ParameterList(Module):
         return self.extend(values)
 
     def append(self, value: Any) -> ParameterList:
+        """Add a parameter at the end; returns self."""
         self.register_parameter(str(len(self)), _as_param(value))
         return self
 
     def extend(self, values: Iterable[Any]) -> ParameterList:
+        """Add parameters at the end; returns self."""
         for v in values:
             self.append(v)
         return self
@@ -286,18 +300,23 @@ class ParameterDict(Module):
         return key in self._parameters
 
     def keys(self) -> Iterable[str]:
+        """The keys in insertion order."""
         return self._parameters.keys()
 
     def values(self) -> Iterable[Parameter]:
+        """The parameters in insertion order."""
         return self._parameters.values()
 
     def items(self) -> Iterable[tuple[str, Parameter]]:
+        """(key, parameter) pairs in insertion order."""
         return self._parameters.items()
 
     def pop(self, key: str) -> Parameter:
+        """Remove the parameter under key and return it."""
         return self._parameters.pop(key)
 
     def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        """Add parameters from a mapping or from (key, parameter) pairs."""
         items = parameters.items() if isinstance(parameters, Mapping) else parameters
         for k, v in items:
             self[k] = v

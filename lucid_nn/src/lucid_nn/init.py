@@ -136,10 +136,12 @@ def constant_(tensor: Tensor, val: float) -> Tensor:
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    """Fill tensor with zeros, in place."""
     return constant_(tensor, 0.0)
 
 
 def ones_(tensor: Tensor) -> Tensor:
+    """Fill tensor with ones, in place."""
     return constant_(tensor, 1.0)
 
 

@@ -28,6 +28,7 @@ class RemovableHandle:
         self.id = next(RemovableHandle._next_id)
 
     def remove(self) -> None:
+        """Unregister the hook this handle was returned for."""
         self._hooks.pop(self.id, None)
 
     def __enter__(self) -> RemovableHandle:
@@ -63,6 +64,7 @@ class Module:
         object.__setattr__(self, "_forward_hooks", OrderedDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The computation the module performs; call the module itself (``m(x)``) so hooks run."""
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     # -- calling -----------------------------------------------------------------------------------
@@ -228,10 +230,12 @@ class Module:
             yield from m.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
 
     def modules(self) -> Iterator[Module]:
+        """This module and every submodule, depth first."""
         for _, m in self.named_modules():
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """(name, submodule) pairs of the direct submodules."""
         seen: set[int] = set()
         for name, m in self._modules.items():
             if m is not None and id(m) not in seen:
@@ -239,6 +243,7 @@ class Module:
                 yield name, m
 
     def children(self) -> Iterator[Module]:
+        """The direct submodules."""
         for _, m in self.named_children():
             yield m
 
@@ -262,15 +267,18 @@ class Module:
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """The module's parameters (and its submodules' when recurse), each once."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_buffers(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Tensor]]:
+        """(dotted name, buffer) pairs."""
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """The module's buffers (and its submodules' when recurse)."""
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
@@ -311,6 +319,7 @@ class Module:
         return self
 
     def train(self, mode: bool = True) -> Module:
+        """Set training mode on this module and its submodules; returns self."""
         if not isinstance(mode, bool):
             raise ValueError(f"training mode is expected to be boolean, got {type(mode).__name__}")
         self.training = mode
@@ -319,14 +328,17 @@ class Module:
         return self
 
     def eval(self) -> Module:
+        """Switch to evaluation mode (train(False)); returns self."""
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set requires_grad on every parameter; returns self."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the parameters' gradients (to None by default)."""
         for p in self.parameters():
             if p.grad is None:
                 continue
@@ -367,9 +379,11 @@ class Module:
         return self._apply_inplace(convert)
 
     def float(self) -> Module:
+        """Cast floating-point parameters and buffers to float32; returns self."""
         return self.to(lc.float32)
 
     def double(self) -> Module:
+        """Cast floating-point parameters and buffers to float64; returns self."""
         return self.to(lc.float64)
 
     # -- state dict ----------------------------------------------------------------------------------

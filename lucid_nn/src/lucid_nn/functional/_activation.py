@@ -101,10 +101,12 @@ def mish(x: Tensor) -> Tensor:
 
 
 def sigmoid(x: Tensor) -> Tensor:
+    """The logistic function 1 / (1 + exp(-x))."""
     return lc.sigmoid(_check(x, "sigmoid"))
 
 
 def tanh(x: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
     return lc.tanh(_check(x, "tanh"))
 
 

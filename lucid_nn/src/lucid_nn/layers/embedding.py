@@ -55,6 +55,7 @@ class Embedding(Module):
             self.weight = Parameter(_weight)
 
     def reset_parameters(self) -> None:
+        """Re-draw the weights from N(0, 1), zeroing the padding_idx row."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with lc.no_grad():

@@ -69,6 +69,7 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def mode_worse(self) -> float:
+        """The worst possible metric value for the mode (inf for min, -inf for max)."""
         return math.inf if self.mode == "min" else -math.inf
 
     def _reset(self) -> None:
@@ -78,6 +79,7 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self) -> bool:
+        """Whether the scheduler is waiting out its cooldown after a reduction."""
         return self.cooldown_counter > 0
 
     def is_better(self, a: float, best: float) -> bool:
