@@ -142,6 +142,58 @@ def nll_loss(
     return lc.sum(loss) / lc.sum(w)
 
 
+class _IndexCrossEntropy(lc.Function):
+    """Cross entropy of (N, C) logits against class indices, mean or sum, no weight or smoothing: one node.
+
+    Forward and backward do exactly the arithmetic of the composed ops (log_softmax, pick, mean over
+    the non-ignored rows), so the numbers are the same, with a fifth of the dispatches.
+    """
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, target, ignore_index, reduction):
+        xp = ctx.xp
+        m = xp.max(x, axis=1, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+        shifted = x - m
+        logp = shifted - xp.log(xp.sum(xp.exp(shifted), axis=1, keepdims=True))
+        valid = target != ignore_index
+        safe = xp.where(valid, target, xp.zeros_like(target))
+        c = x.shape[1]
+        if safe.shape[0]:
+            lo, hi = int(xp.min(safe)), int(xp.max(safe))
+            if lo < 0 or hi >= c:
+                raise IndexError(
+                    f"cross_entropy: target values must be in [0, {c}) or ignore_index ({ignore_index}), "
+                    f"got [{lo}, {hi}]"
+                )
+        hit = xp.reshape(xp.arange(c), (1, c)) == xp.reshape(safe, (-1, 1))
+        picked = xp.sum(xp.where(hit, logp, xp.zeros_like(logp)), axis=1)
+        w = xp.astype(valid, x.dtype)
+        total = xp.sum(-picked * w)
+        ctx.logp, ctx.hit, ctx.w = logp, hit, w
+        if reduction == "sum":
+            ctx.denom = None
+            return total
+        ctx.denom = xp.sum(w)
+        return total / ctx.denom
+
+    @staticmethod
+    def backward(ctx, gy):
+        x = ctx.inputs[0]
+        dev = x.device
+        if lc.is_grad_enabled():  # create_graph: log-probabilities on the graph, for higher-order gradients
+            logp = log_softmax(x, 1)
+        else:
+            logp = lc.asarray(ctx.logp, device=dev)
+        g = gy if ctx.denom is None else gy / lc.asarray(ctx.denom, device=dev)
+        v = -(lc.broadcast_to(g, (x.shape[0],)) * lc.asarray(ctx.w, device=dev))
+        zero = lc.zeros((), dtype=x.dtype, device=dev)
+        gl = lc.where(lc.asarray(ctx.hit, device=dev), lc.expand_dims(v, axis=1), zero)  # d loss / d logp
+        return gl - lc.exp(logp) * lc.sum(gl, axis=1, keepdims=True), None, None, None
+
+
 def cross_entropy(
     x: Tensor,
     target: Tensor,
@@ -173,6 +225,9 @@ def cross_entropy(
         x, target = lc.expand_dims(x, axis=0), lc.expand_dims(target, axis=0)
     c = x.shape[1]
     _class_weights(weight, c, "cross_entropy")
+    if x.ndim == 2 and target.dtype.kind in "iu" and weight is None and label_smoothing == 0 and reduction != "none":
+        _check_targets(x, target, "cross_entropy")
+        return _IndexCrossEntropy.apply(x, target, ignore_index, reduction)
     logp = log_softmax(x, 1)
     wshape = (1, c) + (1,) * (x.ndim - 2)
     if target.dtype.kind == "f":

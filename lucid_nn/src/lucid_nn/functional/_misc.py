@@ -21,6 +21,29 @@ def _check(x: object, name: str) -> Tensor:
 
 
 # -- linear maps ------------------------------------------------------------------------------------
+class _Linear(lc.Function):
+    """x (N, in) @ weight.T + bias in one node; gradients come out in each input's own layout.
+
+    Through the generic ops the weight's gradient is ``(x.T @ g).T``, a transposed (Fortran-order)
+    array that then makes every optimizer update a strided loop; here it is ``g.T @ x``, C-ordered.
+    """
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        y = ctx.xp.matmul(x, ctx.xp.permute_dims(weight, (1, 0)))
+        return y if bias is None else y + bias
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight, bias = ctx.inputs
+        gx = lc.matmul(g, weight) if x.requires_grad else None
+        gw = lc.matmul(lc.matrix_transpose(g), x) if weight.requires_grad else None
+        gb = lc.sum(g, axis=0) if bias is not None and bias.requires_grad else None
+        return gx, gw, gb
+
+
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, with weight laid out (out_features, in_features)."""
     _check(x, "linear")
@@ -29,15 +52,19 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: input's last dimension is {x.shape[-1] if x.ndim else 'missing'} but weight of shape "
             f"{weight.shape} expects {weight.shape[-1]} features"
         )
-    if weight.ndim != 2:
-        y = lc.matmul(x, weight)
-    elif x.ndim > 2 and x.shape[-1] > 0:
+    if (
+        weight.ndim == 2
+        and x.ndim >= 2
+        and x.shape[-1] > 0
+        and x.dtype is weight.dtype
+        and (bias is None or (bias.dtype is x.dtype and tuple(bias.shape) == (weight.shape[0],)))
+    ):
         # one 2-D product over all leading axes: a batched (..., L, in) @ (in, out) runs one small GEMM per
         # batch entry forward and sums a (..., in, out) stack for the weight's gradient
-        y = lc.matmul(lc.reshape(x, (-1, x.shape[-1])), lc.matrix_transpose(weight))
-        y = lc.reshape(y, (*x.shape[:-1], weight.shape[0]))
-    else:
-        y = lc.matmul(x, lc.matrix_transpose(weight))
+        x2 = x if x.ndim == 2 else lc.reshape(x, (-1, x.shape[-1]))
+        y = _Linear.apply(x2, weight, bias)
+        return y if x.ndim == 2 else lc.reshape(y, (*x.shape[:-1], weight.shape[0]))
+    y = lc.matmul(x, lc.matrix_transpose(weight)) if weight.ndim == 2 else lc.matmul(x, weight)
     return y if bias is None else y + bias
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import lucid_core as lc
 from lucid_core import Tensor
 
-from ._conv import _ntuple, im2col
+from ._conv import _ntuple, _set, im2col
 
 __all__ = [
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
@@ -118,15 +118,26 @@ class _TileMax(lc.Function):
         count = masks[0]
         for m in masks[1:]:
             count = count + m
-        g = lc.stack([gy * m / count for m in masks], axis=-1)  # (N, C, *out, K)
-        nd = len(k)
-        g = lc.reshape(g, (*g.shape[:-1], *k))  # (N, C, o1, .., k1, ..)
-        g = lc.permute_dims(g, (0, 1, *(i for d in range(nd) for i in (2 + d, 2 + nd + d))))
-        g = lc.reshape(g, (*g.shape[:2], *(o * kk for o, kk in zip(out, k))))
-        crop = [(0, s - o * kk) for s, o, kk in zip(x.shape[2:], out, k)]
-        if any(a for _, a in crop):
-            g = lc.pad(g, [(0, 0), (0, 0), *crop])
-        return g, None, None
+        return _Interleave.apply(k, out, tuple(x.shape), *[gy * m / count for m in masks]), None, None
+
+
+class _Interleave(lc.Function):
+    """K arrays (N, C, *out), one per kernel offset, written into zeros of ``size`` at their tile positions
+    (the adjoint of taking the strided views): one pass, instead of a stack and an interleaving copy."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, k, out, size, *pieces):
+        z = ctx.xp.zeros(size, dtype=pieces[0].dtype)
+        for key, piece in zip(_tile_keys(k, out), pieces):
+            z = _set(ctx, z, key, piece)
+        return z
+
+    @staticmethod
+    def backward(ctx, g):
+        k, out = ctx.inputs[:2]
+        return (None, None, None, *[g[key] for key in _tile_keys(k, out)])
 
 
 def _max_pool(

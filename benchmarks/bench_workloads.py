@@ -1,0 +1,377 @@
+"""Workload suite of the performance issue: Lucid (each installed backend) against PyTorch CPU.
+
+W1 MLP 784-512-512-10 train step (batch 128, SGD with momentum, cross-entropy);
+W2 CNN train step (64x1x28x28: conv 3x3 1->16 pad 1, ReLU, 2x2 max-pool, conv 3x3 16->32 pad 1, ReLU,
+   2x2 max-pool, linear 1568->10; SGD with momentum, cross-entropy);
+W3 per-op overhead: bench_core's chain of 500 element-wise ops on a (16,) tensor, forward+backward, µs/op;
+W4 1024x1024 matmul forward+backward (three products) in GFLOP/s, next to NumPy's own three products;
+W5 Transformer encoder block (batch 16, sequence 64, d_model 128, 4 heads, feed-forward 512, dropout 0,
+   batch_first) train step with Adam on the mean squared output;
+W6 peak memory of one steady-state W1 and W5 step (see ``peak_memory``).
+
+Every timed workload builds one step function per framework, then runs the frameworks in alternating
+cycles (lucid numpy, lucid mlx, torch, lucid numpy, ...) so machine noise hits each alike; the table
+shows medians and the Lucid/PyTorch ratio of the same run. PyTorch and NumPy's BLAS get the same
+number of threads (all cores unless ``--threads N``); on a small shared machine ``--threads 1`` avoids
+their thread pools spinning against each other. Results and method: benchmarks/RESULTS.md. Run:
+``python benchmarks/bench_workloads.py [--quick] [--threads N] [--cycles N] [--device numpy] [--only W1,W3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import os
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from datetime import date
+from typing import Any
+
+import lucid_core as lc
+import lucid_nn as nn
+import lucid_nn.functional as F
+import lucid_optim as optim
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_core import N_OPS, lucid_chain, torch_chain
+
+Step = Callable[[], None]
+
+try:
+    import torch
+
+    torch.set_num_threads(os.cpu_count() or 1)
+except ImportError:  # PyTorch is optional: its columns read "n/a"
+    torch = None
+
+
+# -- models -----------------------------------------------------------------------------------------
+def _mlp(mod: Any, device: Any = None) -> Any:
+    kw = {} if device is None else {"device": device}
+    return mod.Sequential(
+        mod.Linear(784, 512, **kw), mod.ReLU(), mod.Linear(512, 512, **kw), mod.ReLU(), mod.Linear(512, 10, **kw)
+    )
+
+
+def _cnn(mod: Any, device: Any = None) -> Any:
+    kw = {} if device is None else {"device": device}
+    return mod.Sequential(
+        mod.Conv2d(1, 16, 3, padding=1, **kw), mod.ReLU(), mod.MaxPool2d(2),
+        mod.Conv2d(16, 32, 3, padding=1, **kw), mod.ReLU(), mod.MaxPool2d(2),
+        mod.Flatten(), mod.Linear(32 * 7 * 7, 10, **kw),
+    )  # fmt: skip
+
+
+def _encoder(mod: Any, device: Any = None) -> Any:
+    kw = {} if device is None else {"device": device}
+    return mod.TransformerEncoderLayer(128, 4, dim_feedforward=512, dropout=0.0, batch_first=True, **kw)
+
+
+CLASSIFIERS = {"W1": (_mlp, (128, 784)), "W2": (_cnn, (64, 1, 28, 28))}
+
+
+# -- step builders ----------------------------------------------------------------------------------
+def lucid_train_step(workload: str, device: str) -> Step:
+    """One train step (zero_grad, forward, loss, backward, optimizer step) of ``workload`` on Lucid."""
+    lc.manual_seed(0)
+    if workload == "W5":
+        model = _encoder(nn, device)
+        x = lc.randn(16, 64, 128, device=device)
+        opt = optim.Adam(model.parameters(), lr=1e-3)
+
+        def loss_fn() -> lc.Tensor:
+            return lc.mean(lc.square(model(x)))
+    else:
+        make, shape = CLASSIFIERS[workload]
+        model = make(nn, device)
+        x = lc.randn(*shape, device=device)
+        y = lc.randint(0, 10, (shape[0],), device=device)
+        opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+        def loss_fn() -> lc.Tensor:
+            return F.cross_entropy(model(x), y)
+
+    params = list(model.parameters())
+
+    def step() -> None:
+        opt.zero_grad()
+        loss_fn().backward()
+        opt.step()
+        lc.eval(*params)
+
+    return step
+
+
+def torch_train_step(workload: str) -> Step:
+    """The same train step on PyTorch CPU."""
+    torch.manual_seed(0)
+    if workload == "W5":
+        model = _encoder(torch.nn)
+        x = torch.randn(16, 64, 128)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+        def loss_fn() -> Any:
+            return model(x).square().mean()
+    else:
+        make, shape = CLASSIFIERS[workload]
+        model = make(torch.nn)
+        x = torch.randn(*shape)
+        y = torch.randint(0, 10, (shape[0],))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+        def loss_fn() -> Any:
+            return torch.nn.functional.cross_entropy(model(x), y)
+
+    def step() -> None:
+        opt.zero_grad()
+        loss_fn().backward()
+        opt.step()
+
+    return step
+
+
+def per_op_steps(devices: list[str]) -> dict[str, Step]:
+    fns: dict[str, Step] = {}
+    for dev in devices:
+        x = lc.randn(16, device=dev, requires_grad=True)
+        fns[dev] = lambda x=x: lucid_chain(x)
+    if torch is not None:
+        xt = torch.randn(16, requires_grad=True)
+        fns["torch"] = lambda: torch_chain(xt)
+    return fns
+
+
+def matmul_steps(devices: list[str], n: int) -> dict[str, Step]:
+    import numpy as np
+
+    fns: dict[str, Step] = {}
+    for dev in devices:
+        a = lc.randn(n, n, device=dev, requires_grad=True)
+        b = lc.randn(n, n, device=dev, requires_grad=True)
+        g = lc.ones(n, n, device=dev)
+
+        def step(a: lc.Tensor = a, b: lc.Tensor = b, g: lc.Tensor = g) -> None:
+            (a @ b).backward(g)
+            lc.eval(a.grad, b.grad)
+            a.grad = b.grad = None
+
+        fns[dev] = step
+    rng = np.random.default_rng(0)
+    an, bn = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+    gn = np.ones((n, n), np.float32)
+
+    def numpy_step() -> None:
+        an @ bn, gn @ bn.T, an.T @ gn
+
+    fns["numpy (library)"] = numpy_step
+    if torch is not None:
+        at = torch.randn(n, n, requires_grad=True)
+        bt = torch.randn(n, n, requires_grad=True)
+        gt = torch.ones(n, n)
+
+        def torch_step() -> None:
+            (at @ bt).backward(gt)
+            at.grad = bt.grad = None
+
+        fns["torch"] = torch_step
+    return fns
+
+
+def alternate(fns: dict[str, Step], cycles: int, warmup: int = 2) -> dict[str, float]:
+    """Median seconds of each function, measured in alternating cycles."""
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for i in range(cycles + warmup):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            dt = time.perf_counter() - t0
+            if i >= warmup:
+                times[name].append(dt)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+# -- peak memory ------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence the profiler's C++ log lines (written to file descriptor 2, out of Python's reach)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def peak_memory(workload: str, framework: str, steps: int = 3) -> float | None:
+    """Peak bytes of memory the workload holds at once: model, data, optimizer state, activations, gradients.
+
+    Method, the same for each framework: run the workload once untraced (so lazy imports and one-time
+    caches are not counted), then start tracing, build the model and data afresh, run ``steps`` train
+    steps, and report the high-water mark of live allocations made since tracing began. Lucid on NumPy:
+    ``tracemalloc`` (NumPy reports every array buffer to it; Python objects such as graph nodes count
+    too). PyTorch: its profiler's allocator events (``profile_memory=True``): each allocation and free
+    of the CPU allocator, summed in time order, the same bookkeeping tracemalloc does. MLX: its own
+    ``get_peak_memory`` above ``get_active_memory`` at the start.
+    """
+    if framework == "torch" and torch is None:
+        return None
+    warm = torch_train_step(workload) if framework == "torch" else lucid_train_step(workload, framework)
+    warm()
+    del warm
+    gc.collect()
+    if framework == "torch":
+        from torch._C._profiler import _EventType
+        from torch.profiler import ProfilerActivity, profile
+
+        with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            step = torch_train_step(workload)
+            for _ in range(steps):
+                step()
+        allocs, todo = [], list(prof.profiler.kineto_results.experimental_event_tree())
+        while todo:
+            e = todo.pop()
+            todo.extend(e.children)
+            if e.tag == _EventType.Allocation:
+                allocs.append((e.start_time_ns, e.extra_fields.alloc_size))
+        live = peak = 0
+        for _, size in sorted(allocs):
+            live += size
+            peak = max(peak, live)
+        return float(peak)
+    if framework == "mlx":
+        import mlx.core as mx
+
+        start = mx.get_active_memory()
+        mx.reset_peak_memory()
+        step = lucid_train_step(workload, framework)
+        for _ in range(steps):
+            step()
+        return float(mx.get_peak_memory() - start)
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        step = lucid_train_step(workload, framework)
+        for _ in range(steps):
+            step()
+        return float(tracemalloc.get_traced_memory()[1] - start)
+    finally:
+        tracemalloc.stop()
+
+
+# -- report -----------------------------------------------------------------------------------------
+TARGETS = {"W1": 1.5, "W2": 2.5, "W3": 1.5, "W5": 2.0, "W6 W1": 1.5}
+
+
+def _fmt(v: float | None, unit: str) -> str:
+    if v is None:
+        return "n/a"
+    if unit == "MiB":
+        return f"{v / 2**20:.1f}"
+    return f"{v:.2f}" if v < 100 else f"{v:.0f}"
+
+
+def _limit_threads(n: int) -> str:
+    """Give PyTorch and NumPy's BLAS the same number of threads; describes the BLAS setting."""
+    if torch is not None:
+        torch.set_num_threads(n)
+    import numpy  # noqa: F401 - load the BLAS so threadpoolctl can see it
+
+    try:
+        import threadpoolctl
+    except ImportError:
+        return "threads left at its default (threadpoolctl not installed)"
+    threadpoolctl.threadpool_limits(n, user_api="blas")
+    return (
+        ", ".join(
+            sorted(
+                {
+                    f"{p['internal_api']} {p['num_threads']} threads"
+                    for p in threadpoolctl.threadpool_info()
+                    if p["user_api"] == "blas"
+                }
+            )
+        )
+        or "not found"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", action="append", help="Lucid device(s); default: every installed backend")
+    parser.add_argument("--cycles", type=int, default=None, help="timed cycles per workload (default 15, quick 4)")
+    parser.add_argument("--quick", action="store_true", help="a short run: few cycles, W4 at 512x512")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="BLAS and PyTorch threads, the same for both (default: all cores)"
+    )
+    parser.add_argument("--only", default="W1,W2,W3,W4,W5,W6", help="comma-separated workloads to run")
+    args = parser.parse_args()
+    devices = args.device or [b.name for b in lc.backends() if b.status == "ok"]
+    threads = args.threads or os.cpu_count() or 1
+    blas = _limit_threads(threads)
+    cycles = args.cycles or (4 if args.quick else 15)
+    only = set(args.only.split(","))
+    n = 512 if args.quick else 1024
+    frameworks = devices + (["torch"] if torch is not None else [])
+    rows: list[tuple[str, str, dict[str, float | None], str, float | None]] = []
+
+    def ratio_row(label: str, unit: str, res: dict[str, float | None], key: str) -> None:
+        ref = res.get("torch")
+        r = res["numpy"] / ref if ref and res.get("numpy") is not None else None
+        rows.append((label, unit, res, key, r))
+
+    for w, label in (("W1", "W1 MLP train step"), ("W2", "W2 CNN train step"), ("W5", "W5 Transformer block step")):
+        if w not in only:
+            continue
+        fns = {d: lucid_train_step(w, d) for d in devices}
+        if torch is not None:
+            fns["torch"] = torch_train_step(w)
+        med = alternate(fns, cycles)
+        ratio_row(label, "ms", {k: v * 1e3 for k, v in med.items()}, w)
+    if "W3" in only:
+        med = alternate(per_op_steps(devices), max(cycles, 5))
+        ratio_row(f"W3 per-op fwd+bwd ({N_OPS} ops)", "µs/op", {k: v / N_OPS * 1e6 for k, v in med.items()}, "W3")
+    if "W4" in only:
+        med = alternate(matmul_steps(devices, n), max(cycles // 2, 3))
+        gf = {k: 3 * 2 * n**3 / v / 1e9 for k, v in med.items()}
+        lib = gf.pop("numpy (library)")
+        res: dict[str, float | None] = dict(gf)
+        rows.append((f"W4 matmul {n}² fwd+bwd (numpy's own: {lib:.1f})", "GFLOP/s", res, "W4", gf["numpy"] / lib))
+    if "W6" in only:
+        for w, label in (("W1", "W6 peak memory, W1 step"), ("W5", "W6 peak memory, W5 step")):
+            res = {f: peak_memory(w, f) for f in frameworks}
+            ratio_row(label, "MiB", res, f"W6 {w}")
+
+    print(f"{date.today()}, {platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}, "
+          f"torch {torch.__version__ + f' ({torch.get_num_threads()} threads)' if torch else 'not installed'}, "
+          f"NumPy BLAS {blas}, "
+          f"{cycles} cycles")  # fmt: skip
+    print()
+    head = ["workload", "unit", *[f"lucid {d}" for d in devices], *(["torch"] if torch else []),
+            "numpy / torch", "target", "met"]  # fmt: skip
+    print("| " + " | ".join(head) + " |")
+    print("|" + "|".join(["---", "---"] + ["---:"] * (len(head) - 4) + ["---", "---"]) + "|")
+    for label, unit, res, key, r in rows:
+        cells = [_fmt(res.get(f), unit) for f in frameworks]
+        if key == "W4":
+            target, met = ">= 90% of numpy", "yes" if r is not None and r >= 0.9 else "no"
+            rtxt = f"{r:.0%} of numpy" if r is not None else "n/a"
+        elif key in TARGETS:
+            target = f"<= {TARGETS[key]}x"
+            met = "n/a" if r is None else ("yes" if r <= TARGETS[key] else "no")
+            rtxt = f"{r:.2f}x" if r is not None else "n/a"
+        else:
+            target, met, rtxt = "-", "-", f"{r:.2f}x" if r is not None else "n/a"
+        print("| " + " | ".join([label, unit, *cells, rtxt, target, met]) + " |")
+
+
+if __name__ == "__main__":
+    main()
