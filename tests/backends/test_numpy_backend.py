@@ -1,0 +1,45 @@
+"""NumPy-backend fast paths give exactly what the plain NumPy calls give."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lucid_core as lc
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_where_bit_select_is_exact_for_every_value(dtype):
+    xp = lc.get_backend("numpy").xp
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((40, 50)).astype(dtype)
+    b = rng.standard_normal((40, 50)).astype(dtype)
+    a[0, :5] = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+    b[0, :5] = [1.0, np.nan, 2.0, 0.0, -0.0]
+    m = rng.random((40, 50)) > 0.5
+    m[0, :5] = True
+    got, ref = xp.where(m, a, b), np.where(m, a, b)
+    assert got.dtype == ref.dtype
+    assert got.tobytes() == ref.tobytes()
+    assert xp.where(~m, a, b).tobytes() == np.where(~m, a, b).tobytes()
+
+
+def test_batched_matmul_of_transposed_views_matches_numpy():
+    xp = lc.get_backend("numpy").xp
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 4, 5))
+    b = rng.standard_normal((3, 6, 5))
+    np.testing.assert_array_equal(xp.matmul(a, np.swapaxes(b, -1, -2)), np.matmul(a, np.swapaxes(b, -1, -2)))
+
+
+def test_in_place_updates_write_into_the_same_memory():
+    p = lc.Parameter(lc.ones(4, device="numpy"))
+    buf = p.native
+    with lc.no_grad():
+        p.sub_(lc.ones(4, device="numpy"), alpha=0.5)
+        p.mul_(2.0)
+        p.add_(1)
+    assert p.native is buf and p.tolist() == [2.0, 2.0, 2.0, 2.0]
+    view = lc.asarray(np.broadcast_to(np.ones(1, dtype=np.float32), (3,)))  # read-only memory
+    view += 1.0
+    assert view.tolist() == [2.0, 2.0, 2.0]
