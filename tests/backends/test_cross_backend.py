@@ -168,3 +168,29 @@ def test_random_streams_differ_per_backend_but_each_repeats():
     a2, b2 = lc.randn(4, device="numpy").tolist(), lc.randn(4, device="mlx:cpu").tolist()
     assert a1 == a2 and b1 == b2
     assert a1 != b1
+
+
+COMPLEX_PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
+    "exp_mul": lambda z, w: lc.exp(z * 0.5) * w,
+    "div_tanh": lambda z, w: lc.tanh(z) / (w + 3.0),
+    "matmul_sin": lambda z, w: lc.sin(z @ w.mT),
+    "log_sqrt_pow": lambda z, w: lc.log(z + 3.0) + lc.sqrt(w + 3.0) + z**2,
+    "abs_conj_prod": lambda z, w: lc.abs(z) * lc.conj(w) + lc.prod(z, axis=-1, keepdims=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_PROGRAMS))
+def test_complex64_gradients_agree(name):
+    from lucid_core.ops.complex import imag, real
+
+    rng = np.random.default_rng(5)
+    z0, w0 = ((rng.uniform(-1, 1, (2, 3)) + 1j * rng.uniform(-1, 1, (2, 3))).astype(np.complex64) for _ in range(2))
+    out = []
+    for dev in ("numpy", "mlx:cpu"):
+        z = lc.asarray(z0, device=dev).requires_grad_()
+        w = lc.asarray(w0, device=dev).requires_grad_()
+        y = COMPLEX_PROGRAMS[name](z, w)
+        loss = lc.sum(real(y) * 0.7 - imag(y) * 1.3)
+        out.append([np.asarray(t.detach().numpy()) for t in (y, *lc.grad(loss, [z, w]))])
+    for got, want in zip(out[1], out[0]):
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, err_msg=name)

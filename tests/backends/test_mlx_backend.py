@@ -249,6 +249,71 @@ def test_setitem_is_seen_through_detached_views(mlx):
     assert c.tolist()[0] == 0.0
 
 
+# -- linalg and fft extensions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [lc.float32, lc.float64])
+def test_linalg_extension_matches_numpy(mlx, dtype):
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)).astype(dtype.name)
+    b = rng.standard_normal((4, 3)).astype(dtype.name)
+    t = lambda v: lc.asarray(v, device="mlx:cpu")  # noqa: E731
+    tol = 1e-4 if dtype is lc.float32 else 1e-10
+    np.testing.assert_allclose(_np(lc.linalg.det(t(a))), np.linalg.det(a), rtol=tol)
+    sign, logabs = lc.linalg.slogdet(t(a * [[[-1.0]], [[1.0]]]))
+    want = np.linalg.slogdet(a * [[[-1.0]], [[1.0]]])
+    np.testing.assert_allclose(_np(sign), want.sign)
+    np.testing.assert_allclose(_np(logabs), want.logabsdet, rtol=tol)
+    # a vector right-hand side, and a matrix one broadcast against the stack
+    np.testing.assert_allclose(_np(lc.linalg.solve(t(a), t(b[0]))), np.linalg.solve(a, b[0]), rtol=10 * tol, atol=tol)
+    np.testing.assert_allclose(_np(lc.linalg.solve(t(a), t(b[:3]))), np.linalg.solve(a, b[:3]), rtol=10 * tol, atol=tol)
+    q, r = lc.linalg.qr(t(b), mode="complete")
+    assert q.shape == (4, 4) and r.shape == (4, 3)
+    np.testing.assert_allclose(_np(q @ r), b, atol=10 * tol)
+    np.testing.assert_allclose(_np(q.mT @ q), np.eye(4), atol=10 * tol)
+    u, s, vh = lc.linalg.svd(t(b), full_matrices=False)
+    assert (u.shape, s.shape, vh.shape) == ((4, 3), (3,), (3, 3))
+    np.testing.assert_allclose(_np(lc.linalg.pinv(t(b))), np.linalg.pinv(b), atol=10 * tol)
+    assert lc.linalg.matrix_rank(t(np.ones((3, 3), dtype=dtype.name))).item() == 1
+    assert lc.linalg.inv(t(a)).dtype is dtype
+
+
+def test_linalg_gradient_on_mlx_matches_numpy(mlx):
+    a = np.random.default_rng(1).standard_normal((3, 3)) + 3 * np.eye(3)
+    grads = []
+    for dev in ("numpy", "mlx:cpu"):
+        x = lc.asarray(a, device=dev).requires_grad_()
+        (g,) = lc.grad(lc.linalg.det(x) + lc.linalg.slogdet(x).logabsdet, [x])
+        grads.append(_np(g))
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10)
+
+
+def test_fft_extension_scales_for_every_norm(mlx):
+    z = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    for norm in ("backward", "ortho", "forward"):
+        got = _np(lc.fft.irfft(lc.fft.rfft(lc.asarray(z, device="mlx:cpu"), norm=norm), n=4, norm=norm))
+        np.testing.assert_allclose(got, z, rtol=1e-5, atol=1e-6)
+        got = _np(lc.fft.fftn(lc.asarray(z, device="mlx:cpu"), s=(2, 5), norm=norm))
+        np.testing.assert_allclose(got, np.fft.fftn(z, s=(2, 5), axes=(0, 1), norm=norm), rtol=1e-4, atol=1e-5)
+
+
+def test_fft_of_float64_is_refused_with_advice(mlx):
+    with pytest.raises(TypeError, match="MLX has no complex128.*cast to float32"):
+        lc.fft.fft(lc.asarray([1.0, 2.0], dtype=lc.float64, device="mlx:cpu"))
+
+
+def test_complex_linalg_raises_a_clear_error(mlx):
+    with pytest.raises((ValueError, RuntimeError), match="float32 or float64"):
+        lc.eval(lc.linalg.inv(lc.asarray([[1 + 1j, 0], [0, 1]], device="mlx:cpu")))
+
+
+def test_uint64_above_2_63_and_sin_of_negative_zero(mlx):
+    big = 2**64 - 1
+    assert lc.asarray([big, 3], dtype=lc.uint64, device="mlx:cpu").tolist() == [big, 3]
+    assert lc.full((2,), big, dtype=lc.uint64, device="mlx:cpu").tolist() == [big, big]
+    assert np.signbit(_np(lc.sin(lc.asarray([-0.0, 0.0], device="mlx:cpu")))).tolist() == [True, False]
+
+
 # -- random numbers ----------------------------------------------------------------------------------------
 
 

@@ -116,6 +116,18 @@ def test_filled(device, name):
         fn("ab", device=device)
 
 
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty"])
+def test_filled_takes_the_standard_shape_keyword(device, name):
+    fn = getattr(lc, name)
+    assert fn(shape=(2, 3), device=device).shape == (2, 3)
+    assert fn(shape=4, dtype=lc.int32, device=device).shape == (4,)
+    assert fn(shape=(), device=device).shape == ()
+    with pytest.raises(TypeError, match=rf"{name}: got the shape both positionally \(2,\) and as shape=\(3,\)"):
+        fn(2, shape=(3,), device=device)
+    with pytest.raises(ValueError, match=f"{name}: negative dimension"):
+        fn(shape=(-1,), device=device)
+
+
 def test_full(device):
     assert lc.full((2,), 0.5, device=device).dtype is lc.float32
     assert lc.full((2,), 3, device=device).dtype is lc.int64

@@ -17,6 +17,7 @@ from typing import Any
 import mlx.core as mx
 
 from ._float64 import cos64, erf32, erf64, exp64, logaddexp64, logsumexp64, sigmoid64, sin64
+from ._linalg_fft import make_fft, make_linalg
 
 __all__ = ["MLXNamespace", "check_index_bounds", "expand_bool_keys", "nonzero"]
 
@@ -49,7 +50,10 @@ def exp(x: Any) -> Any:
 
 
 def sin(x: Any) -> Any:
-    return sin64(x) if _is_f64(x) else mx.sin(x)
+    if _is_f64(x):
+        return sin64(x)
+    # MLX's sin loses the sign of -0.0; the standard keeps it
+    return mx.where(x == 0, x, mx.sin(x)) if mx.issubdtype(x.dtype, mx.floating) else mx.sin(x)
 
 
 def cos(x: Any) -> Any:
@@ -389,7 +393,23 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             dtype = host_dtype(obj)
     if dtype is None:
         return mx.array(obj)
+    if dtype == mx.uint64 and isinstance(obj, (int, list, tuple)):
+        return _uint64_array(obj)
     return mx.array(obj, dtype=dtype)
+
+
+_TWO64 = 1 << 64
+
+
+def _as_int64_bits(obj: Any) -> Any:
+    if isinstance(obj, (list, tuple)):
+        return [_as_int64_bits(o) for o in obj]
+    return obj - _TWO64 if isinstance(obj, int) and obj >= 1 << 63 else obj
+
+
+def _uint64_array(obj: Any) -> Any:
+    """uint64 from Python ints: MLX cannot convert ints >= 2**63 (std::bad_cast), so go through int64 bits."""
+    return mx.view(mx.array(_as_int64_bits(obj), dtype=_INT64), mx.uint64)
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
@@ -412,6 +432,8 @@ empty = zeros
 def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
     if dtype is None:
         dtype = infer_dtype(fill_value)
+    if dtype == mx.uint64 and isinstance(fill_value, int) and fill_value >= 1 << 63:
+        return mx.view(mx.full(shape, fill_value - _TWO64, dtype=_INT64), mx.uint64)
     return mx.full(shape, fill_value, dtype=dtype)
 
 
@@ -636,6 +658,9 @@ class MLXNamespace:
             setattr(self, name, fn if stream is None else _on_stream(fn, stream))
         for name, dt in DTYPES_BY_NAME.items():
             setattr(self, name, dt)
+        # the extensions: linalg always runs on the CPU stream (MLX factorizes only there)
+        self.linalg = make_linalg()
+        self.fft = make_fft(lambda f: f if stream is None else _on_stream(f, stream))
         self.e, self.pi, self.inf, self.nan, self.newaxis = math.e, math.pi, math.inf, math.nan, None
         self.result_type, self.can_cast, self.finfo, self.iinfo, self.isdtype = (
             mx.result_type, mx.can_cast, mx.finfo, mx.iinfo, mx.isdtype,

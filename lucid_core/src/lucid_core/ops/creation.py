@@ -147,8 +147,13 @@ def _shape(shape: Any, name: str) -> tuple[int, ...]:
     return out
 
 
-def _varshape(shape: tuple[Any, ...], name: str) -> tuple[int, ...]:
-    # accept zeros(2, 3) as well as zeros((2, 3))
+def _varshape(dims: tuple[Any, ...], shape: Any, name: str) -> tuple[int, ...]:
+    # accept zeros(2, 3) as well as zeros((2, 3)) and the standard's zeros(shape=(2, 3))
+    if shape is not None:
+        if dims:
+            raise TypeError(f"{name}: got the shape both positionally {dims} and as shape={shape!r}; give one")
+        return _shape(shape, name)
+    shape = dims
     if len(shape) == 1 and not isinstance(shape[0], int) and hasattr(shape[0], "__len__"):
         return _shape(shape[0], name)
     return _shape(shape, name)
@@ -171,19 +176,25 @@ def _filled(kind: str, shape: tuple[int, ...], dtype: Any, device: Any, requires
     return t
 
 
-def zeros(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
-    """A tensor of zeros (``zeros(2, 3)`` or ``zeros((2, 3))``)."""
-    return _filled("zeros", _varshape(shape, "zeros"), dtype, device, requires_grad)
+def zeros(
+    *dims: Any, shape: Any = None, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+) -> Tensor:
+    """A tensor of zeros (``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(shape=(2, 3))``)."""
+    return _filled("zeros", _varshape(dims, shape, "zeros"), dtype, device, requires_grad)
 
 
-def ones(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
-    """A tensor of ones."""
-    return _filled("ones", _varshape(shape, "ones"), dtype, device, requires_grad)
+def ones(
+    *dims: Any, shape: Any = None, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+) -> Tensor:
+    """A tensor of ones (the shape as in :func:`zeros`)."""
+    return _filled("ones", _varshape(dims, shape, "ones"), dtype, device, requires_grad)
 
 
-def empty(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+def empty(
+    *dims: Any, shape: Any = None, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+) -> Tensor:
     """An uninitialised tensor (its values are whatever the backend leaves)."""
-    return _filled("empty", _varshape(shape, "empty"), dtype, device, requires_grad)
+    return _filled("empty", _varshape(dims, shape, "empty"), dtype, device, requires_grad)
 
 
 def full(

@@ -68,10 +68,10 @@ class Multiply(Function):
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
-        if is_complex(gy):
-            a, b = conj_if_complex(a), conj_if_complex(b)
-        ga = unbroadcast(gy * b, a) if isinstance(a, Tensor) and a._requires_grad else None
-        gb = unbroadcast(gy * a, b) if isinstance(b, Tensor) and b._requires_grad else None
+        # PyTorch's convention for complex: gy * conj(b) and gy * conj(a)
+        ca, cb = (conj_if_complex(a), conj_if_complex(b)) if is_complex(gy) else (a, b)
+        ga = unbroadcast(gy * cb, a) if isinstance(a, Tensor) and a._requires_grad else None
+        gb = unbroadcast(gy * ca, b) if isinstance(b, Tensor) and b._requires_grad else None
         return ga, gb
 
 
@@ -86,9 +86,9 @@ class Divide(Function):
     def backward(ctx, gy):
         a, b = ctx.inputs
         if is_complex(gy):
-            b = conj_if_complex(b)
-            ga = unbroadcast(gy / b, a) if isinstance(a, Tensor) and a._requires_grad else None
-            gb = unbroadcast(-gy * conj(ctx.output()) / b, b) if isinstance(b, Tensor) and b._requires_grad else None
+            cb = conj_if_complex(b)
+            ga = unbroadcast(gy / cb, a) if isinstance(a, Tensor) and a._requires_grad else None
+            gb = unbroadcast(-gy * conj(ctx.output()) / cb, b) if isinstance(b, Tensor) and b._requires_grad else None
             return ga, gb
         ga = unbroadcast(gy / b, a) if isinstance(a, Tensor) and a._requires_grad else None
         gb = unbroadcast(-gy * ctx.output() / b, b) if isinstance(b, Tensor) and b._requires_grad else None
@@ -332,6 +332,11 @@ def _unary(kernel: str, grad: GradFn | None, doc: str, holomorphic: bool = True)
     return op
 
 
+def _acosh_slope(x: Tensor) -> Tensor:
+    # sqrt(x - 1) * sqrt(x + 1) picks acosh's principal branch for complex x; sqrt(x*x - 1) does not
+    return sqrt(x - 1) * sqrt(x + 1) if is_complex(x) else sqrt(x * x - 1)
+
+
 def _zero(x: Tensor, y: Tensor, gy: Tensor) -> Tensor:
     from .creation import zeros_like
 
@@ -358,7 +363,7 @@ sinh = _unary("sinh", lambda x, y, gy: gy * cosh(x), "Hyperbolic sine.")
 cosh = _unary("cosh", lambda x, y, gy: gy * sinh(x), "Hyperbolic cosine.")
 tanh = _unary("tanh", lambda x, y, gy: TanhGrad.apply(gy, y), "Hyperbolic tangent.")
 asinh = _unary("asinh", lambda x, y, gy: gy / sqrt(x * x + 1), "Inverse hyperbolic sine.")
-acosh = _unary("acosh", lambda x, y, gy: gy / sqrt(x * x - 1), "Inverse hyperbolic cosine.")
+acosh = _unary("acosh", lambda x, y, gy: gy / _acosh_slope(x), "Inverse hyperbolic cosine.")
 atanh = _unary("atanh", lambda x, y, gy: gy / (1 - x * x), "Inverse hyperbolic tangent.")
 sign = _unary("sign", _zero, "-1, 0 or 1 by the sign of x (gradient 0).", False)
 floor = _unary("floor", _zero, "Round down (gradient 0).", False)

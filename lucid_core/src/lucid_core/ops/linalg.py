@@ -8,6 +8,7 @@ from typing import Any
 from .._autograd import Function
 from .._tensor import Tensor
 from ._helpers import binary_operands, sum_to
+from .elementwise import conj, conj_if_complex, is_complex
 
 __all__ = ["matmul", "tensordot", "vecdot", "einsum", "outer"]
 
@@ -24,8 +25,9 @@ class Matmul(Function):
         from .manipulation import matrix_transpose as mt
 
         a, b = ctx.inputs
-        ga = sum_to(matmul(gy, mt(b)), a.shape) if a._requires_grad else None
-        gb = sum_to(matmul(mt(a), gy), b.shape) if b._requires_grad else None
+        ca, cb = (conj(a), conj(b)) if is_complex(gy) else (a, b)  # complex: gy @ b^H and a^H @ gy
+        ga = sum_to(matmul(gy, mt(cb)), a.shape) if a._requires_grad else None
+        gb = sum_to(matmul(mt(ca), gy), b.shape) if b._requires_grad else None
         return ga, gb
 
 
@@ -162,6 +164,7 @@ class Einsum(Function):
 
         spec = ctx.inputs[0]
         xs = ctx.inputs[1:]
+        others_of = [conj_if_complex(x) for x in xs] if is_complex(gy) else xs
         ins, rhs = spec.split("->")
         parts = ins.split(",")
         grads: list[Any] = [None]
@@ -174,7 +177,7 @@ class Einsum(Function):
             target = "".join(c for c in parts[i] if c in avail)
             # letters only in this operand (summed out) come back by broadcasting
             sub = ",".join([rhs, *others]) + "->" + _dedup(target)
-            g = einsum(sub, gy, *[o for j, o in enumerate(xs) if j != i])
+            g = einsum(sub, gy, *[o for j, o in enumerate(others_of) if j != i])
             if _dedup(target) != parts[i]:
                 g = _expand_to(g, _dedup(target), parts[i], x.shape, broadcast_to)
             grads.append(g)

@@ -449,8 +449,18 @@ class Astype(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        x = ctx.inputs[0]
-        return astype(gy, x.dtype), None
+        return _cast_grad(gy, ctx.inputs[0].dtype), None
+
+
+def _cast_grad(g: Tensor, dtype: dt.DType) -> Tensor:
+    """``g`` cast back to an input's ``dtype``; a real input gets the real part of a complex gradient."""
+    if dtype.kind != "c" and g.dtype.kind == "c":
+        from .complex import real
+
+        g = real(g)
+        if g.dtype is dtype:
+            return g
+    return astype(g, dtype)
 
 
 def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:

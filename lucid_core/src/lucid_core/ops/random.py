@@ -27,14 +27,14 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
 def randn(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples (float32 unless ``dtype`` says otherwise)."""
     dev, d = _float(dtype, device, "randn")
-    data = dev.backend.random_normal(_varshape(shape, "randn"), d, dev)
+    data = dev.backend.random_normal(_varshape(shape, None, "randn"), d, dev)
     return _finish(_new_tensor(data, dev), requires_grad)
 
 
 def rand(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
     dev, d = _float(dtype, device, "rand")
-    data = dev.backend.random_uniform(_varshape(shape, "rand"), d, dev)
+    data = dev.backend.random_uniform(_varshape(shape, None, "rand"), d, dev)
     return _finish(_new_tensor(data, dev), requires_grad)
 
 

@@ -43,7 +43,7 @@ class Sum(Function):
         x, axes, keepdims, _ = ctx.inputs
         g = expand_reduced(gy, x.shape, axes, keepdims)
         if g.dtype is not x.dtype:
-            g = astype(g, x.dtype)
+            g = _cast_grad(g, x.dtype)
         return g, None, None, None
 
 
@@ -150,7 +150,7 @@ class Prod(Function):
         for i, p in enumerate(perm):
             inv[p] = i
         others = permute_dims(others, tuple(inv)) if perm != tuple(range(x.ndim)) else others
-        return g * others, None, None
+        return g * conj_if_complex(others), None, None
 
 
 def prod(
@@ -291,7 +291,7 @@ class CumulativeProd(Function):
         repl = where(eye_mask, 1.0, xe)  # x with x_i replaced by 1: (..., n_i, n_k)
         partial = cumulative_prod(repl, axis=-1)  # (..., i, j)
         upper = expand_dims(i_idx, axis=-1) <= expand_dims(i_idx, axis=0)  # j >= i
-        contrib = where(upper, partial, 0.0) * expand_dims(gm, axis=-2)
+        contrib = conj_if_complex(where(upper, partial, 0.0)) * expand_dims(gm, axis=-2)
         g = sum(contrib, axis=-1)
         del ym
         return moveaxis(g, -1, axis), None, None
@@ -343,4 +343,5 @@ def any(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bo
     return AnyOp.apply(x, normalize_axes(axis, x.ndim, "any"), keepdims)
 
 
-from .manipulation import astype  # noqa: E402 - manipulation imports this module too
+from .elementwise import conj_if_complex  # noqa: E402
+from .manipulation import _cast_grad, astype  # noqa: E402 - manipulation imports this module too
