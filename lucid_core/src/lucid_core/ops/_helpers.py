@@ -142,7 +142,7 @@ def binop(cls: Any, a: Tensor, b: Any) -> Tensor:
     if tb is float or tb is int:
         if a._data.dtype in a._device.float_natives:
             return cls.apply(a, b)
-    elif tb is Tensor:
+    elif isinstance(b, Tensor):
         if a._device is not b._device:
             return cls.apply(a, b)  # reports the device mismatch
         da = a._data.dtype
