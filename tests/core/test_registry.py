@@ -235,6 +235,49 @@ def test_broken_entry_point_warns_in_a_fresh_process(tmp_path):
     assert strict.returncode != 0 and "PluginError" in strict.stderr
 
 
+def test_an_entry_point_taking_a_used_name_warns_naming_both_and_the_rest_load(tmp_path):
+    dist = tmp_path / "lucid_dup-0.0.2.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lucid-dup\nVersion: 0.0.2\n")
+    (dist / "entry_points.txt").write_text("[lucid]\ndup = lucid_dup_mod\n")
+    (tmp_path / "lucid_dup_mod.py").write_text(
+        textwrap.dedent(
+            """
+            from lucid_core import hookimpl
+            from lucid_core.backend import Backend
+
+            class Impostor(Backend):
+                name = "numpy"
+
+            @hookimpl
+            def lucid_register_backends(register):
+                register(Impostor())
+            """
+        )
+    )
+    # the plugin's folder goes after site-packages: the first backend to claim a name keeps it
+    out = run_python(
+        f"""
+        import sys
+        sys.path.append({str(tmp_path)!r})
+        import warnings
+        import lucid_core
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            rows = {{b.name: b for b in lucid_core.backends()}}
+        print(rows["numpy"].distribution, rows["numpy"].status)
+        print([str(x.message) for x in w])
+        print(lucid_core.zeros(2).tolist())
+        """,
+        LUCID_LOAD_PLUGINS="numpy,dup",
+    )
+    assert out.returncode == 0, out.stderr
+    assert "lucid-backend-numpy ok" in out.stdout
+    assert "plugin 'dup' (distribution lucid-dup 0.0.2) failed to register its backends" in out.stdout
+    assert "two backends are named 'numpy'" in out.stdout and "lucid-backend-numpy" in out.stdout
+    assert "[0.0, 0.0]" in out.stdout
+
+
 def test_lucid_load_plugins_limits_which_plugins_load():
     out = run_python(
         """
