@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from lucid_optim.lr_scheduler import StepLR
 
 import lucid_core as lc
 import lucid_optim as optim
+from lucid_optim.lr_scheduler import StepLR
 
 
 def param(values, device, dtype=lc.float32) -> lc.Parameter:
@@ -239,6 +239,29 @@ def test_lbfgs_minimises_a_quadratic(device: lc.Device) -> None:
     for _ in range(3):
         opt.step(closure)
     np.testing.assert_allclose(np.asarray(p.detach()), [1.0, 0.5], atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [lc.float32, lc.float64])
+def test_lbfgs_keeps_reduced_scalars_in_the_parameter_dtype(device: lc.Device, dtype: lc.DType) -> None:
+    # PyTorch keeps ys, ro and H_diag (products of dot products) as 0-d tensors of the parameters' dtype
+    if dtype not in device.backend.dtypes:
+        pytest.skip(f"{device} has no {dtype}")
+    p = param([3.0, -2.0, 0.5], device, dtype)
+    opt = optim.LBFGS([p], lr=1.0, max_iter=3, line_search_fn="strong_wolfe")
+
+    def closure() -> lc.Tensor:
+        opt.zero_grad()
+        loss = (p**4).sum() + (p**2).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    st = opt.state[p]
+    assert st["ro"]
+    for value in [*st["ro"], st["H_diag"]]:
+        assert isinstance(value, lc.Tensor)
+        assert value.shape == ()
+        assert value.dtype == dtype
 
 
 # -- state_dict ------------------------------------------------------------------------------------------

@@ -13,24 +13,41 @@ from lucid_core import Tensor
 
 from .optimizer import Optimizer, ParamsT, resolve_defaults
 
+# PyTorch keeps the line-search / two-loop scalars (ys, ro, alphas, H_diag, gtd, t, ...) as 0-d tensors
+# of the parameters' dtype wherever they come out of a reduction, and as Python floats where they come
+# from the loss or the hyperparameters; mixing both follows its weak-scalar rules (the float is cast to
+# the tensor's dtype). We do the same, so float32 runs round where PyTorch's do.
+Scalar = float | int | Tensor
 
-def _dot(a: Tensor, b: Tensor) -> float:
-    return float(lc.sum(a * b))
+
+def _dot(a: Tensor, b: Tensor) -> Tensor:
+    return lc.sum(a * b)
 
 
-def _absmax(a: Tensor) -> float:
-    return float(lc.max(lc.abs(a)))
+def _absmax(a: Tensor) -> Tensor:
+    return lc.max(lc.abs(a))
+
+
+def _div(num: Scalar, den: Scalar) -> Scalar:
+    """``num / den``; a Python number over a tensor is ``reciprocal(den) * num``, as PyTorch computes it."""
+    if isinstance(den, Tensor) and not isinstance(num, Tensor):
+        return lc.reciprocal(den) * num
+    return num / den
+
+
+def _sqrt(x: Scalar) -> Scalar:
+    return lc.sqrt(x) if isinstance(x, Tensor) else math.sqrt(x)
 
 
 def _cubic_interpolate(
-    x1: float, f1: float, g1: float, x2: float, f2: float, g2: float, bounds: tuple[float, float] | None = None
-) -> float:
+    x1: Scalar, f1: Scalar, g1: Scalar, x2: Scalar, f2: Scalar, g2: Scalar, bounds: tuple[Scalar, Scalar] | None = None
+) -> Scalar:
     """Minimiser of the cubic through (x1, f1, g1) and (x2, f2, g2), clipped to ``bounds``."""
     lo, hi = bounds if bounds is not None else ((x1, x2) if x1 <= x2 else (x2, x1))
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    d1 = g1 + g2 - _div(3 * (f1 - f2), x1 - x2)
     d2_square = d1**2 - g1 * g2
     if d2_square >= 0:
-        d2 = math.sqrt(d2_square)
+        d2 = _sqrt(d2_square)
         if x1 <= x2:
             min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
         else:
@@ -40,29 +57,30 @@ def _cubic_interpolate(
 
 
 def _strong_wolfe(
-    obj_func: Callable[[float], tuple[float, Tensor]],
-    t: float,
+    obj_func: Callable[[Scalar], tuple[float, Tensor]],
+    t: Scalar,
     d: Tensor,
     f: float,
     g: Tensor,
-    gtd: float,
+    gtd: Tensor,
     c1: float = 1e-4,
     c2: float = 0.9,
     tolerance_change: float = 1e-9,
     max_ls: int = 25,
-) -> tuple[float, Tensor, float, int]:
+) -> tuple[float, Tensor, Scalar, int]:
     """Bracketing + zoom line search for the strong Wolfe conditions (Nocedal & Wright, Alg. 3.5/3.6)."""
     d_norm = _absmax(d)
     f_new, g_new = obj_func(t)
     evals = 1
     gtd_new = _dot(g_new, d)
-    t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
+    t_prev: Scalar = 0
+    f_prev, g_prev, gtd_prev = f, g, gtd
     done = False
     ls_iter = 0
-    bracket: list[float] = []
+    bracket: list[Scalar] = []
     bracket_f: list[float] = []
     bracket_g: list[Tensor] = []
-    bracket_gtd: list[float] = []
+    bracket_gtd: list[Tensor] = []
     while ls_iter < max_ls:
         if f_new > (f + c1 * t * gtd) or (ls_iter > 1 and f_new >= f_prev):
             bracket, bracket_f = [t_prev, t], [f_prev, f_new]
@@ -86,7 +104,7 @@ def _strong_wolfe(
         gtd_new = _dot(g_new, d)
         ls_iter += 1
     if ls_iter == max_ls:
-        bracket, bracket_f, bracket_g = [0.0, t], [f, f_new], [g, g_new]
+        bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
 
     insuf_progress = False
     low, high = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
@@ -171,7 +189,7 @@ class LBFGS(Optimizer):
     def _gather_flat_grad(self) -> Tensor:
         return lc.concat([lc.reshape(lc.zeros_like(p) if p.grad is None else p.grad, (-1,)) for p in self._params])
 
-    def _add_grad(self, step_size: float, update: Tensor) -> None:
+    def _add_grad(self, step_size: Scalar, update: Tensor) -> None:
         offset = 0
         for p in self._params:
             n = p.size
@@ -179,7 +197,7 @@ class LBFGS(Optimizer):
             offset += n
 
     def _directional_evaluate(
-        self, closure: Callable[[], Any], x: list[Tensor], t: float, d: Tensor
+        self, closure: Callable[[], Any], x: list[Tensor], t: Scalar, d: Tensor
     ) -> tuple[float, Tensor]:
         self._add_grad(t, d)
         with lc.enable_grad():
@@ -220,7 +238,7 @@ class LBFGS(Optimizer):
                 if state["n_iter"] == 1:
                     d = -flat_grad
                     old_dirs, old_stps, ro = [], [], []
-                    h_diag = 1.0
+                    h_diag = 1
                 else:
                     y = flat_grad - prev_flat_grad
                     s = d * t
@@ -235,7 +253,7 @@ class LBFGS(Optimizer):
                         ro.append(1.0 / ys)
                         h_diag = ys / _dot(y, y)
                     # two-loop recursion: d = -H g
-                    al = [0.0] * len(old_dirs)
+                    al: list[Scalar] = [0.0] * len(old_dirs)
                     q = -flat_grad
                     for i in range(len(old_dirs) - 1, -1, -1):
                         al[i] = _dot(old_stps[i], q) * ro[i]
@@ -248,7 +266,7 @@ class LBFGS(Optimizer):
                 prev_flat_grad = lc.clone(flat_grad)
                 prev_loss = loss
                 if state["n_iter"] == 1:
-                    t = min(1.0, 1.0 / float(lc.sum(lc.abs(flat_grad)))) * lr
+                    t = min(1.0, 1.0 / lc.sum(lc.abs(flat_grad))) * lr
                 else:
                     t = lr
                 gtd = _dot(flat_grad, d)
@@ -258,7 +276,7 @@ class LBFGS(Optimizer):
                 if group["line_search_fn"] == "strong_wolfe":
                     x_init = [lc.clone(p.detach()) for p in self._params]
 
-                    def obj_func(step: float, x: list[Tensor] = x_init, direction: Tensor = d) -> tuple[float, Tensor]:
+                    def obj_func(step: Scalar, x: list[Tensor] = x_init, direction: Tensor = d) -> tuple[float, Tensor]:
                         return self._directional_evaluate(closure, x, step, direction)
 
                     loss, flat_grad, t, ls_func_evals = _strong_wolfe(
