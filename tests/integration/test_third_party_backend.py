@@ -93,11 +93,6 @@ def test_the_conformance_kit_passes_on_the_plugin(plugin: str, site: Path, tmp_p
 
 
 def test_a_small_model_trains_on_the_plugin(plugin: str, site: Path) -> None:
-    import lucid_nn
-    import lucid_optim
-
-    if not (hasattr(lucid_nn, "Sequential") and hasattr(lucid_optim, "SGD")):
-        pytest.skip("lucid_nn / lucid_optim are not complete yet")
     out = run(
         site,
         f"""
