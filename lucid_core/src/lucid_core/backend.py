@@ -227,10 +227,6 @@ class Backend:
     def eval(self, *arrays: Any) -> None:
         """Force lazy arrays to be computed (a no-op for eager backends)."""
 
-    def shape(self, array: Any) -> tuple[int, ...]:
-        """The shape of a native array as a tuple."""
-        return tuple(array.shape)
-
     # -- random numbers ----------------------------------------------------------------------
     def seed(self, seed: int) -> None:
         """Reset this backend's random state from ``seed``."""

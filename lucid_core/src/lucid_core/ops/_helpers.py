@@ -131,11 +131,6 @@ def expand_reduced(g: Tensor, shape: tuple[int, ...], axes: tuple[int, ...], kee
     return broadcast_to(g, shape)
 
 
-def kernel(t: Tensor, name: str) -> Any:
-    """The backend's native kernel for op ``name``, or None to use the generic one."""
-    return t._device.backend.kernels.get(name)
-
-
 def binop(cls: Any, a: Tensor, b: Any) -> Tensor:
     """``a <op> b`` for a Tensor ``a``: the operator fast path (same-dtype tensors, float scalars)."""
     tb = type(b)
