@@ -223,6 +223,8 @@ def test_broken_entry_point_warns_in_a_fresh_process(tmp_path):
             names = [b.name for b in lucid_core.backends()]
         print(names)
         print([str(x.message) for x in w])
+        row = {b.name: b for b in lucid_core.backends()}["broken"]
+        print("ROW", row.distribution, row.version, row.status)
         """
     out = run_python(code, PYTHONPATH=str(tmp_path))
     assert out.returncode == 0, out.stderr

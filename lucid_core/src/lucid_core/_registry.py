@@ -38,6 +38,7 @@ class _PluginManager(pluggy.PluginManager):
             if b.plugin == pname:
                 unregister_backend(bname)
         _state.collected.discard(pname)
+        _state.errors.pop(pname, None)
         return removed
 
 
@@ -51,7 +52,8 @@ class _State:
         self.backends: dict[str, Backend] = {}
         self.default_device: Device | None = None
         self.default_spec: str | None = None
-        self.errors: dict[str, str] = {}
+        # plugins that failed: name -> (distribution, version, error), listed by backends()
+        self.errors: dict[str, tuple[str | None, str | None, str]] = {}
         self.collected: set[str] = set()
 
 
@@ -77,21 +79,17 @@ def _collect(plugin: Any, plugin_name: str, distribution: str | None, version: s
     where = f"plugin {plugin_name!r}" + (f" (distribution {distribution} {version})" if distribution else "")
 
     def register(backend: Backend) -> None:
-        if not isinstance(backend, Backend):
-            raise PluginError(f"{where} registered {backend!r}, which is not a lucid_core.backend.Backend")
-        if backend.contract_version != CONTRACT_VERSION:
-            raise PluginError(
-                f"{where}: backend {backend.name!r} was built for backend contract version "
-                f"{backend.contract_version}, but this lucid_core needs version {CONTRACT_VERSION}; "
-                "upgrade the plugin"
-            )
-        backend.plugin, backend.distribution, backend.version = plugin_name, distribution, version
-        register_backend(backend)
+        if isinstance(backend, Backend):
+            backend.plugin, backend.distribution, backend.version = plugin_name, distribution, version
+        try:
+            register_backend(backend)
+        except (PluginError, TypeError, ValueError) as exc:
+            raise PluginError(f"{where}: {exc}") from exc
 
     try:
         impl(register=register)
     except Exception as exc:  # noqa: BLE001 - one broken plugin must not break the rest
-        _state.errors[plugin_name] = f"{type(exc).__name__}: {exc}"
+        _state.errors[plugin_name] = (distribution, version, f"{type(exc).__name__}: {exc}")
         _report(f"lucid: {where} failed to register its backends: {type(exc).__name__}: {exc}", exc)
 
 
@@ -113,7 +111,7 @@ def discover() -> None:
             if plugin_manager.get_plugin(ep.name) is None:
                 pluggy.PluginManager.register(plugin_manager, module, name=ep.name)
         except Exception as exc:  # noqa: BLE001
-            _state.errors[ep.name] = f"{type(exc).__name__}: {exc}"
+            _state.errors[ep.name] = (dname, dver, f"{type(exc).__name__}: {exc}")
             _report(
                 f"lucid: plugin {ep.name!r} (distribution {dname} {dver}) failed to load: {type(exc).__name__}: {exc}",
                 exc,
@@ -191,7 +189,10 @@ class BackendInfo:
 
 
 def backends() -> list[BackendInfo]:
-    """Every registered backend with its devices, distribution, version and status (``ok`` or the error)."""
+    """Every backend with its devices, distribution, version and status (``ok`` or the error).
+
+    Plugins that failed to load or to register are listed too, under the plugin's name.
+    """
     discover()
     rows = []
     for name, b in sorted(_state.backends.items()):
@@ -202,6 +203,9 @@ def backends() -> list[BackendInfo]:
         except Exception as exc:  # noqa: BLE001 - report, don't raise, in a listing
             devs, status = (), f"error: {type(exc).__name__}: {exc}"
         rows.append(BackendInfo(name, devs, b.distribution, b.version, status))
+    for plugin, (dist, ver, error) in sorted(_state.errors.items()):
+        if not any(b.plugin == plugin for b in _state.backends.values()):
+            rows.append(BackendInfo(plugin, (), dist, ver, f"error: plugin failed: {error}"))
     return rows
 
 
