@@ -428,3 +428,32 @@ def test_memory_does_not_grow_over_10000_training_steps(device):
     grown = tracemalloc.get_traced_memory()[0] - base
     tracemalloc.stop()
     assert grown < 256 * 1024, f"memory grew by {grown} bytes over 10000 steps"
+
+
+def test_grad_mode_is_per_thread(device):
+    import threading
+
+    x = f64(device, [1.0])
+    inside = threading.Event()
+    release = threading.Event()
+    seen = {}
+
+    def worker():
+        with lc.no_grad():
+            inside.set()
+            release.wait(10)
+            seen["worker"] = lc.is_grad_enabled()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    inside.wait(10)
+    y = x * 2.0  # the worker's no_grad must not leak into this thread
+    release.set()
+    t.join()
+    assert y.requires_grad and seen == {"worker": False}
+    with lc.no_grad():
+        box = []
+        th = threading.Thread(target=lambda: box.append(lc.is_grad_enabled()))
+        th.start()
+        th.join()
+    assert box == [True]

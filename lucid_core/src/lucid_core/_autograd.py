@@ -12,6 +12,7 @@ from __future__ import annotations
 __all__ = ["Function", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad", "backward"]
 
 import heapq
+import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -21,8 +22,8 @@ if TYPE_CHECKING:
     from ._tensor import Tensor
 
 
-class _GradMode:
-    __slots__ = ("enabled",)
+class _GradMode(threading.local):
+    """Grad mode is per thread (as in PyTorch): a DataLoader worker's ``no_grad`` leaves training alone."""
 
     def __init__(self) -> None:
         self.enabled = True
