@@ -61,7 +61,7 @@ def run_steps(case: dict, opt: optim.Optimizer, params: list[lc.Parameter], step
 
             def closure() -> lc.Tensor:
                 opt.zero_grad()
-                loss = cases.lbfgs_loss(params, lc)
+                loss = cases.closure_loss(case, params, lc)
                 loss.backward()
                 return loss
 
