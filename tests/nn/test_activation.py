@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import lucid_core as lc
 import lucid_nn as nn
-from lucid_nn import functional as F  # noqa: N812 - the usual name
+from lucid_nn import functional as F
 
 FIX = json.loads((Path(__file__).parent / "fixtures" / "nn_a.json").read_text())
 

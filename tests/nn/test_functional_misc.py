@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import lucid_core as lc
-from lucid_nn import functional as F  # noqa: N812 - the usual name
+from lucid_nn import functional as F
 
 FIX = json.loads((Path(__file__).parent / "fixtures" / "nn_a.json").read_text())
 M = FIX["misc"]

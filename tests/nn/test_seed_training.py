@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import lucid_core as lc
 import lucid_nn as nn
-from lucid_nn import functional as F  # noqa: N812 - the usual name
+from lucid_nn import functional as F
 
 
 def test_mlp_regression_loss_falls(device):
