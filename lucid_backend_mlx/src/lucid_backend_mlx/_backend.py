@@ -65,8 +65,24 @@ class MLXBackend(Backend):
         def cumulative_prod(x: Any, axis: int, include_initial: bool) -> Any:
             return ns.cumulative_prod(x, axis=axis, include_initial=include_initial)
 
+        def shifted(x: Any, axis: int) -> Any:
+            m = mx.max(x, axis=axis, keepdims=True)
+            return x - mx.where(mx.isinf(m) | mx.isnan(m), mx.zeros_like(m), m)
+
+        def softmax(x: Any, axis: int) -> Any:
+            if ns._is_f64(x):  # MLX's fused kernel is float32-accurate only
+                e = ns.exp(shifted(x, axis))
+                return e / mx.sum(e, axis=axis, keepdims=True)
+            return mx.softmax(x, axis=axis, precise=True)
+
+        def log_softmax(x: Any, axis: int) -> Any:
+            s = shifted(x, axis)  # exact shift first: x - logsumexp(x) would lose digits at large |x|
+            return s - ns.logsumexp(s, (axis,), True)
+
         self.kernels = {
             "erf": ns.erf,
+            "softmax": softmax,
+            "log_softmax": log_softmax,
             "sigmoid": ns.sigmoid,
             "logsumexp": ns.logsumexp,
             "einsum": ns.einsum,
