@@ -24,6 +24,25 @@ from .. import init
 from ..module import Module
 
 
+def _affine_parameters(
+    module: Module, shape: tuple[int, ...], affine: bool, bias: bool | None, dtype: Any, device: Any
+) -> None:
+    """Register ``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None placeholders, as PyTorch's norms do.
+
+    ``bias=None`` means the layer has no bias at all (RMSNorm).
+    """
+    if affine:
+        module.weight = Parameter(lc.ones(shape, dtype=dtype, device=device))
+        if bias:
+            module.bias = Parameter(lc.zeros(shape, dtype=dtype, device=device))
+        elif bias is not None:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        if bias is not None:
+            module.register_parameter("bias", None)
+
+
 class _NormBase(Module):
     """Shared state of batch and instance norm: affine weight/bias and running statistics."""
 
@@ -47,15 +66,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(lc.ones((num_features,), dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(lc.zeros((num_features,), dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), affine, bias, dtype, device)
         if track_running_stats:
             self.register_buffer("running_mean", lc.zeros((num_features,), dtype=dtype, device=device))
             self.register_buffer("running_var", lc.ones((num_features,), dtype=dtype, device=device))
@@ -208,15 +219,7 @@ class LayerNorm(Module):
         self.normalized_shape = _shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(lc.ones(self.normalized_shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(lc.zeros(self.normalized_shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -249,15 +252,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(lc.ones((num_channels,), dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(lc.zeros((num_channels,), dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, dtype, device)
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim < 2 or x.shape[1] != self.num_channels:
@@ -284,10 +279,7 @@ class RMSNorm(Module):
         self.normalized_shape = _shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(lc.ones(self.normalized_shape, dtype=dtype, device=device))
-        else:
-            self.register_parameter("weight", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, None, dtype, device)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
