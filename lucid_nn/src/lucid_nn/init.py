@@ -229,3 +229,12 @@ def _gram_schmidt(a: Tensor) -> Tensor:
                 v = v - lc.sum(q * v) * q
         cols.append(v / lc.sqrt(lc.sum(v * v)))
     return lc.stack(cols, axis=1)
+
+
+def _reset_weight_and_bias(weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's default for Linear and Conv: weight ~ kaiming_uniform(a=sqrt(5)), bias ~ U(+-1/sqrt(fan_in))."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        uniform_(bias, -bound, bound)

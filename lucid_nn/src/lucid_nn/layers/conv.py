@@ -4,7 +4,6 @@ from __future__ import annotations
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -81,12 +80,7 @@ class _ConvNd(Module):
 
     def reset_parameters(self) -> None:
         """PyTorch's init: weight ~ kaiming_uniform(a=sqrt(5)), bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init._reset_weight_and_bias(self.weight, self.bias)
 
     def _explicit_pads(self) -> list[tuple[int, int]]:
         """(before, after) per spatial axis, for padding modes applied before the convolution."""

@@ -42,11 +42,7 @@ class Linear(Module):
 
     def reset_parameters(self) -> None:
         """Re-draw the weights as PyTorch does (Kaiming-uniform weight, uniform bias)."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.in_features
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init._reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.linear(x, self.weight, self.bias)
