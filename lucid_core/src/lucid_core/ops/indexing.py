@@ -16,7 +16,7 @@ def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
     if not isinstance(key, tuple):
         key = (key,)
     out = []
-    advanced = has_list = False
+    advanced = False
     for k in key:
         if isinstance(k, Tensor):
             if k._device is not x._device:
@@ -32,11 +32,9 @@ def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
             out.append(k._data)
             advanced = True
         elif isinstance(k, (list, tuple)):
-            is_mask = bool(k) and all(isinstance(v, bool) for v in k)
-            arr = x._device.backend.asarray(k, dt.bool if is_mask else dt.int64, x._device)
+            arr = x._device.backend.asarray(k, dt.bool if _is_bool_list(k) else dt.int64, x._device)
             out.append(arr)
             advanced = True
-            has_list = True
         elif k is None or k is Ellipsis or isinstance(k, (int, slice)):
             if isinstance(k, bool):
                 raise IndexError("indexing: a Python bool is not a valid index; use a bool tensor")
@@ -48,8 +46,7 @@ def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
             advanced = True
         else:
             raise IndexError(f"indexing: unsupported index of type {type(k).__name__}")
-    if has_list:
-        _check_list_bounds(x, key)
+    _check_host_indices(x, key)
     # the standard wants a key that covers every axis: x[k] on a 2-D tensor is x[k, ...]
     consumed = 0
     for k in out:
@@ -70,28 +67,11 @@ def _flat(values: Any) -> Any:
             yield v
 
 
-def _check_list_bounds(x: Tensor, key: tuple[Any, ...]) -> None:
-    """Python-list indices are host data, so check them here: lazy backends may not check at all."""
-    if any(isinstance(k, Tensor) and k.dtype is dt.bool for k in key):
+def _check_host_indices(x: Tensor, key: tuple[Any, ...]) -> None:
+    """Python ints and lists are host data: check them here with a clear IndexError, since lazy
+    backends may not check at all (tensor indices are left to the backend: checking would sync)."""
+    if any((isinstance(k, Tensor) and k.dtype is dt.bool) or _is_bool_list(k) for k in key):
         return  # masks consume several axes; leave those keys to the backend
-    consuming = sum(1 for k in key if k is not None and k is not Ellipsis)
-    dim = 0
-    for k in key:
-        if k is Ellipsis:
-            dim += x.ndim - consuming
-            continue
-        if k is None:
-            continue
-        if isinstance(k, (list, tuple)) and dim < x.ndim:
-            n = x.shape[dim]
-            for v in _flat(k):
-                if not isinstance(v, bool) and not -n <= v < n:
-                    raise IndexError(f"index {v} is out of bounds for axis {dim} with size {n}")
-        dim += 1
-
-
-def _check_bounds(x: Tensor, key: tuple[Any, ...]) -> None:
-    """Plain integer indices get a clear IndexError before the backend sees them."""
     consuming = sum(1 for k in key if k is not None and k is not Ellipsis)
     if consuming > x.ndim:
         raise IndexError(f"too many indices ({consuming}) for a tensor of dimension {x.ndim}")
@@ -102,11 +82,21 @@ def _check_bounds(x: Tensor, key: tuple[Any, ...]) -> None:
             continue
         if k is None:
             continue
-        if isinstance(k, int):
-            n = x.shape[dim]
-            if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
+        if isinstance(k, (list, tuple)):
+            values: Any = _flat(k)
+        elif isinstance(k, (Tensor, slice)):
+            values = ()
+        else:
+            values = (k,)
+        n = x.shape[dim]
+        for v in values:
+            if not -n <= v < n:
+                raise IndexError(f"index {v} is out of bounds for axis {dim} with size {n}")
         dim += 1
+
+
+def _is_bool_list(k: Any) -> bool:
+    return isinstance(k, (list, tuple)) and bool(k) and all(isinstance(v, bool) for v in k)
 
 
 class GetItem(Function):
@@ -156,8 +146,6 @@ class IndexAdd(Function):
 def getitem(x: Tensor, key: Any) -> Tensor:
     """``x[key]``: ints, slices, ``...``, ``None``, bool masks and integer tensors/lists."""
     nkey, advanced = _native_key(x, key)
-    if not advanced:
-        _check_bounds(x, nkey)
     try:
         return GetItem.apply(x, nkey, advanced)
     except IndexError as exc:
@@ -171,9 +159,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
             "setitem: cannot assign into a tensor that requires grad; do it under lucid_core.no_grad(), "
             "or build the result with lucid_core.where / concat"
         )
-    nkey, advanced = _native_key(x, key)
-    if not advanced:
-        _check_bounds(x, nkey)
+    nkey, _ = _native_key(x, key)
     if isinstance(value, Tensor):
         if value._device is not x._device:
             raise RuntimeError(f"setitem: value is on {value.device} but the tensor is on {x.device}")
