@@ -24,9 +24,7 @@ import contextlib
 import gc
 import os
 import platform
-import statistics
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from datetime import date
@@ -38,7 +36,7 @@ import lucid_nn.functional as F
 import lucid_optim as optim
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_core import N_OPS, lucid_chain, torch_chain
+from bench_core import N_OPS, alternate, lucid_chain, torch_chain
 
 Step = Callable[[], None]
 
@@ -180,19 +178,6 @@ def matmul_steps(devices: list[str], n: int) -> dict[str, Step]:
 
         fns["torch"] = torch_step
     return fns
-
-
-def alternate(fns: dict[str, Step], cycles: int, warmup: int = 2) -> dict[str, float]:
-    """Median seconds of each function, measured in alternating cycles."""
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for i in range(cycles + warmup):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            dt = time.perf_counter() - t0
-            if i >= warmup:
-                times[name].append(dt)
-    return {k: statistics.median(v) for k, v in times.items()}
 
 
 # -- peak memory ------------------------------------------------------------------------------------
