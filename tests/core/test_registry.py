@@ -297,3 +297,34 @@ def test_discovery_happens_once():
     before = dict(_registry._state.backends)
     _registry.discover()
     assert _registry._state.backends == before
+
+
+def test_device_context_wraps_every_op_forward_and_backward():
+    strict = pytest.importorskip("array_api_strict")
+    import contextlib
+
+    entered = []
+
+    class Streamed(ArrayAPIBackend):
+        def make_device(self, type):  # noqa: A002
+            dev = super().make_device(type)
+
+            @contextlib.contextmanager
+            def stream():
+                entered.append(type)
+                yield
+
+            dev.context = stream
+            return dev
+
+    lc.register_backend(Streamed(strict, name="streamed"))
+    try:
+        x = lc.asarray([1.0, 2.0], device="streamed", requires_grad=True)
+        before = len(entered)
+        y = (lc.tanh(x) * 2.0).sum()
+        assert len(entered) - before == 3  # tanh, multiply, sum
+        y.backward()
+        assert len(entered) - before > 3  # the backward ops ran inside it too
+        assert x.grad.tolist() == pytest.approx([2 * (1 - v**2) for v in lc.tanh(x).tolist()])
+    finally:
+        lc.unregister_backend("streamed")
