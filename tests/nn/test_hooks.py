@@ -100,6 +100,20 @@ def test_hook_handle_removes_as_context_manager_and_hooks_do_not_keep_the_tensor
     assert ref() is None
 
 
+def test_a_hook_that_refers_to_its_own_tensor_does_not_leak_it(device):
+    x = lc.ones((2,), device=device, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: g * y.detach())  # the hook keeps y; y's graph keeps the hook: a collectable cycle
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 4.0])
+    leaf = lc.ones((2,), device=device, requires_grad=True)
+    leaf.register_hook(lambda g: None)
+    refs = [weakref.ref(y), weakref.ref(leaf)]
+    del y, leaf
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
+
+
 def test_hooks_see_gradients_of_create_graph_backward(device):
     x = lc.asarray([1.0, 2.0], device=device, requires_grad=True)
     seen = []

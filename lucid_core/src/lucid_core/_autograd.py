@@ -339,7 +339,7 @@ def run_backward(
             return
         xn = x._node
         if xn is None:
-            if _tensor_hooks and id(x) in _tensor_hooks and (capture_ids is None or id(x) in capture_ids):
+            if _leaf_hooks and id(x) in _leaf_hooks and (capture_ids is None or id(x) in capture_ids):
                 # a hooked leaf sees its gradient once, summed over every use: wait for all of them
                 w = hooked_leaves.get(id(x))
                 hooked_leaves[id(x)] = [x, gx if w is None else w[1] + gx]
@@ -380,10 +380,8 @@ def run_backward(
                     "freed after the first backward); pass retain_graph=True to the first backward"
                 )
             n_out = len(buf) >> 1
-            if _tensor_hooks:
-                for i in range(0, 2 * n_out, 2):
-                    if buf[i] is not None and buf[i + 1] is not None:
-                        buf[i] = _hooked_grad(buf[i + 1], buf[i])
+            if node._out_hooks is not None:
+                _run_output_hooks(node._out_hooks, buf)
             if capture_ids is not None or node._retain:
                 _observe(buf, n_out, capture_ids, captured, create_graph)
             gxs = node.backward(node, buf[0]) if n_out == 1 else node.backward(node, *buf[0::2])
@@ -399,7 +397,8 @@ def run_backward(
             for x, gx in zip(ins, gxs):
                 route(x, gx)
         for x, gx in hooked_leaves.values():  # leaves come after every node, as in generation order
-            deliver_leaf(x, _hooked_grad(x, gx))
+            entry = _leaf_hooks.get(id(x))
+            deliver_leaf(x, _call_hooks(entry[1], gx) if entry is not None and entry[0]() is x else gx)
     finally:
         _mode.enabled = prev_mode
     if capture is None:
@@ -492,12 +491,13 @@ def grad(
 
 
 # -- tensor hooks (Tensor.register_hook) ----------------------------------------------------------
-# Hooks are kept here, keyed by id(tensor), rather than in a Tensor slot: the hot path of every op
-# stays untouched, and a weakref callback drops a tensor's entry when the tensor dies, so an id is
-# never mistaken for a later tensor's. The engine calls them (``_hooked_grad``) on the summed
-# gradient of a tensor, before retain_grad() records it, as PyTorch does.
+# A non-leaf tensor's hooks live on the node that made it, per output index (as in PyTorch), so they go
+# with the graph. A leaf's hooks live in ``_leaf_hooks``, keyed by id(tensor), so the hot path of every
+# op stays untouched; a weakref callback drops the entry when the leaf dies. The engine calls them on the
+# summed gradient of a tensor, before retain_grad() records it, as PyTorch does.
 
-_tensor_hooks: dict[int, tuple[weakref.ref[Tensor], dict[int, Any]]] = {}
+Function._out_hooks = None  # {output index: {handle id: hook}}, set by register_tensor_hook
+_leaf_hooks: dict[int, tuple[weakref.ref[Tensor], dict[int, Any]]] = {}
 
 
 class TensorHookHandle:
@@ -527,21 +527,32 @@ def register_tensor_hook(t: Tensor, hook: Any) -> TensorHookHandle:
         raise TypeError(f"register_hook: expected a callable taking the gradient, got {type(hook).__name__}")
     if not t._requires_grad:
         raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't require gradient")
-    key = id(t)
-    entry = _tensor_hooks.get(key)
-    if entry is None or entry[0]() is not t:
-        entry = _tensor_hooks[key] = (weakref.ref(t, lambda _, key=key: _tensor_hooks.pop(key, None)), {})
-    handle = TensorHookHandle(entry[1])
-    entry[1][handle.id] = hook
+    node = t._node
+    if node is not None:
+        if node._out_hooks is None:
+            node._out_hooks = {}
+        table = node._out_hooks.setdefault(t._out_idx, {})
+    else:
+        key = id(t)
+        entry = _leaf_hooks.get(key)
+        if entry is None or entry[0]() is not t:
+            entry = _leaf_hooks[key] = (weakref.ref(t, lambda _, key=key: _leaf_hooks.pop(key, None)), {})
+        table = entry[1]
+    handle = TensorHookHandle(table)
+    table[handle.id] = hook
     return handle
 
 
-def _hooked_grad(t: Tensor, g: Tensor) -> Tensor:
-    """``g`` passed through ``t``'s hooks in registration order (each sees the previous one's result)."""
-    entry = _tensor_hooks.get(id(t))
-    if entry is None or entry[0]() is not t:
-        return g
-    for hook in list(entry[1].values()):
+def _run_output_hooks(hooks: dict[int, dict[int, Any]], buf: list[Any]) -> None:
+    """Pass each output gradient in a node's pending ``buf`` through that output's hooks, in place."""
+    for i, table in hooks.items():
+        if table and buf[2 * i] is not None:
+            buf[2 * i] = _call_hooks(table, buf[2 * i])
+
+
+def _call_hooks(table: dict[int, Any], g: Tensor) -> Tensor:
+    """``g`` passed through the hooks in registration order (each sees the previous one's result)."""
+    for hook in list(table.values()):
         new = hook(g)
         if new is None:
             continue
