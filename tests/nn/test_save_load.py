@@ -53,6 +53,14 @@ def test_nested_round_trip_keeps_structure_types_and_devices(device, tmp_path):
     _assert_same(nn.load(tmp_path / "ckpt.safetensors"), obj)
 
 
+def test_a_bare_tensor_or_list_round_trips(device, tmp_path):
+    t = lc.randn(2, 3, device=device)
+    nn.save(t, tmp_path / "t.safetensors")
+    _assert_same(nn.load(tmp_path / "t.safetensors"), t)
+    nn.save([t, 4], tmp_path / "l.safetensors")
+    _assert_same(nn.load(tmp_path / "l.safetensors"), [t, 4])
+
+
 def test_a_tensor_used_twice_is_stored_once_and_loads_as_one_object(device, tmp_path):
     t = lc.randn(2, 2, device=device)
     nn.save({"a": [t], "b": {"again": t}}, tmp_path / "s.safetensors")
