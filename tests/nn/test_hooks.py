@@ -109,7 +109,7 @@ def test_a_hook_that_refers_to_its_own_tensor_does_not_leak_it(device):
     leaf = lc.ones((2,), device=device, requires_grad=True)
     leaf.register_hook(lambda g: None)
     refs = [weakref.ref(y), weakref.ref(leaf)]
-    del y, leaf
+    y = leaf = None
     gc.collect()
     assert [r() for r in refs] == [None, None]
 
@@ -208,3 +208,18 @@ def test_backward_hooks_leave_integer_inputs_alone_and_do_not_run_under_no_grad(
     with lc.no_grad():
         emb(idx)
     assert len(seen) == 1
+
+
+def test_backward_hooks_warn_when_the_output_is_not_a_tensor_or_tuple(device):
+    class Dict(nn.Module):
+        def forward(self, x):
+            return {"y": x * 2}
+
+    m = Dict()
+    calls = []
+    m.register_full_backward_hook(lambda mod, gi, go: calls.append(1))
+    x = lc.ones((2,), device=device, requires_grad=True)
+    with pytest.warns(UserWarning, match="module output should be a Tensor or a tuple of Tensors"):
+        out = m(x)
+    out["y"].sum().backward()
+    assert calls == [] and x.grad.tolist() == [2.0, 2.0]
