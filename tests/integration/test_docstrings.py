@@ -17,6 +17,7 @@ MODULES = [
     "lucid_nn.functional",
     "lucid_nn.init",
     "lucid_nn.utils",
+    "lucid_nn.utils.checkpoint",
     "lucid_optim",
     "lucid_optim.lr_scheduler",
     "lucid_data",

@@ -131,3 +131,88 @@ def test_transformer_errors_name_the_problem():
     with pytest.raises(ValueError, match="key_padding_mask should have shape"):
         x = lc.zeros((3, 2, 8))
         m(x, x, x, key_padding_mask=lc.zeros((2, 4), dtype=lc.bool))
+
+
+# -- nn.Transformer: the full encoder-decoder model (fixtures from generate_nn_c.py) -------------------------
+
+FULL = json.loads((Path(__file__).parent / "fixtures" / "nn_c.json").read_text())["transformer"]
+
+
+def _full_model(case, device):
+    d_model, nhead, n_enc, n_dec, ff = FULL["config"]
+    dtype = getattr(lc, case["dtype"])
+    m = nn.Transformer(d_model, nhead, n_enc, n_dec, ff, dropout=0.0, **case["kwargs"], dtype=dtype, device=device)
+    assert list(m.state_dict()) == FULL["keys"]  # PyTorch's keys, in PyTorch's order
+    m.load_state_dict({k: T(v, device, dtype) for k, v in FULL["states"][case["dtype"]].items()})
+    return m, dtype
+
+
+@pytest.mark.parametrize("name", sorted(FULL["cases"]))
+def test_transformer_matches_torch_outputs_and_gradients(name, device):
+    case = FULL["cases"][name]
+    m, dtype = _full_model(case, device)
+    tol = {"rtol": 1e-10, "atol": 1e-11} if dtype == lc.float64 else {"rtol": 1e-5, "atol": 1e-5}
+    src = T(case["src"], device, dtype, requires_grad=True)
+    tgt = T(case["tgt"], device, dtype, requires_grad=True)
+    masks = {k: T(v, device, lc.bool if case["mask_dtypes"][k] == "bool" else dtype) for k, v in case["masks"].items()}
+    out = m(src, tgt, **masks, **case["call"])
+    assert out.dtype == dtype and out.shape == np.asarray(case["out"]).shape
+    np.testing.assert_allclose(out.detach().numpy(), case["out"], **tol)
+    (out * T(case["cot"], device, dtype)).sum().backward()
+    np.testing.assert_allclose(src.grad.numpy(), case["grads"]["src"], **tol)
+    np.testing.assert_allclose(tgt.grad.numpy(), case["grads"]["tgt"], **tol)
+    params = dict(m.named_parameters())
+    assert sorted(params) == sorted(case["param_grads"])
+    for k, g in case["param_grads"].items():
+        np.testing.assert_allclose(params[k].grad.numpy(), g, err_msg=k, **tol)
+
+
+def test_square_subsequent_mask_is_torchs(device):
+    mask = nn.Transformer.generate_square_subsequent_mask(3, device=device)
+    assert mask.dtype == lc.float32 and mask.device == device
+    np.testing.assert_array_equal(mask.numpy(), np.asarray(FULL["square_mask_3"]))
+    assert nn.Transformer.generate_square_subsequent_mask(2, dtype=lc.float64).dtype == lc.float64
+    with pytest.raises(ValueError, match="non-negative int"):
+        nn.Transformer.generate_square_subsequent_mask(-1)
+
+
+def test_transformer_init_is_xavier_on_matrices_and_layers_are_independent():
+    lc.manual_seed(0)
+    m = nn.Transformer(8, 2, 2, 1, 16)
+    w = m.encoder.layers[0].linear1.weight.detach().numpy()
+    bound = (6 / (8 + 16)) ** 0.5
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.8 * bound
+    a, b = (lyr.linear1.weight.detach().numpy() for lyr in m.encoder.layers)
+    assert not np.allclose(a, b)  # re-initialised after cloning: the copies differ
+    assert isinstance(m.encoder.norm, nn.LayerNorm) and isinstance(m.decoder.norm, nn.LayerNorm)
+    assert len(m.decoder.layers) == 1 and m.d_model == 8 and m.nhead == 2
+
+
+def test_transformer_custom_encoder_and_decoder_are_used(device):
+    calls = []
+
+    class Enc(nn.Module):
+        def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+            calls.append(("enc", src.shape, is_causal))
+            return src * 2
+
+    class Dec(nn.Module):
+        def forward(self, tgt, memory, **kw):
+            calls.append(("dec", tgt.shape, memory.shape, kw["tgt_is_causal"]))
+            return tgt + memory.mean()
+
+    m = nn.Transformer(4, 2, custom_encoder=Enc(), custom_decoder=Dec(), device=device)
+    assert list(m.state_dict()) == []
+    out = m(lc.ones((3, 2, 4), device=device), lc.zeros((5, 2, 4), device=device), tgt_is_causal=True)
+    np.testing.assert_allclose(out.numpy(), np.full((5, 2, 4), 2.0))
+    assert calls == [("enc", (3, 2, 4), None), ("dec", (5, 2, 4), (3, 2, 4), True)]
+
+
+def test_transformer_checks_batch_and_feature_sizes(device):
+    m = nn.Transformer(4, 2, 1, 1, 8, device=device)
+    with pytest.raises(RuntimeError, match="batch number of src and tgt must be equal"):
+        m(lc.zeros((3, 2, 4), device=device), lc.zeros((3, 5, 4), device=device))
+    with pytest.raises(RuntimeError, match=r"equal to d_model \(4\)"):
+        m(lc.zeros((3, 2, 4), device=device), lc.zeros((3, 2, 6), device=device))
+    with pytest.raises(ValueError, match="both be 3-D"):
+        m(lc.zeros((3, 2, 4), device=device), lc.zeros((3, 4), device=device))

@@ -323,6 +323,15 @@ def run_backward(
     heappush = heapq.heappush
     heappop = heapq.heappop
 
+    hooked_leaves: dict[int, list[Any]] = {}
+
+    def deliver_leaf(x: Tensor, gx: Tensor) -> None:
+        if capture_ids is None:
+            _accumulate_leaf(x, gx, handed)
+        elif id(x) in capture_ids:
+            prev = captured.get(id(x))
+            captured[id(x)] = gx if prev is None else prev + gx
+
     def route(x: Any, gx: Tensor | None) -> None:
         """Send gradient ``gx`` to tensor ``x``: into its node's pending slot, or to the leaf."""
         nonlocal counter
@@ -330,11 +339,12 @@ def run_backward(
             return
         xn = x._node
         if xn is None:
-            if capture_ids is None:
-                _accumulate_leaf(x, gx, handed)
-            elif id(x) in capture_ids:
-                prev = captured.get(id(x))
-                captured[id(x)] = gx if prev is None else prev + gx
+            if _leaf_hooks and id(x) in _leaf_hooks and (capture_ids is None or id(x) in capture_ids):
+                # a hooked leaf sees its gradient once, summed over every use: wait for all of them
+                w = hooked_leaves.get(id(x))
+                hooked_leaves[id(x)] = [x, gx if w is None else w[1] + gx]
+            else:
+                deliver_leaf(x, gx)
             return
         b = pending.get(xn)
         i = x._out_idx << 1
@@ -370,6 +380,8 @@ def run_backward(
                     "freed after the first backward); pass retain_graph=True to the first backward"
                 )
             n_out = len(buf) >> 1
+            if node._out_hooks is not None:
+                _run_output_hooks(node._out_hooks, buf)
             if capture_ids is not None or node._retain:
                 _observe(buf, n_out, capture_ids, captured, create_graph)
             gxs = node.backward(node, buf[0]) if n_out == 1 else node.backward(node, *buf[0::2])
@@ -384,6 +396,9 @@ def run_backward(
                 node.inputs = None
             for x, gx in zip(ins, gxs):
                 route(x, gx)
+        for x, gx in hooked_leaves.values():  # leaves come after every node, as in generation order
+            entry = _leaf_hooks.get(id(x))
+            deliver_leaf(x, _call_hooks(entry[1], gx) if entry is not None and entry[0]() is x else gx)
     finally:
         _mode.enabled = prev_mode
     if capture is None:
@@ -397,8 +412,9 @@ def _observe(buf: list[Any], n_out: int, capture_ids: Any, captured: dict[int, T
         g, t = buf[2 * i], buf[2 * i + 1]
         if t is None:
             continue
-        if t._retains_grad:
-            t.grad = g if create_graph else g.detach()
+        if t._retains_grad:  # accumulates over backward calls, as a leaf's .grad does (PyTorch's retain_grad)
+            g_ = g if create_graph else g.detach()
+            t.grad = g_.clone() if t.grad is None else t.grad + g_  # a copy: never alias a gradient in flight
         if capture_ids is not None and id(t) in capture_ids:
             captured[id(t)] = g
 
@@ -472,6 +488,83 @@ def grad(
                 f"grad: inputs[{i}] was not used to compute the outputs; pass allow_unused=True to get None for it"
             )
     return tuple(res)
+
+
+# -- tensor hooks (Tensor.register_hook) ----------------------------------------------------------
+# A non-leaf tensor's hooks live on the node that made it, per output index (as in PyTorch), so they go
+# with the graph. A leaf's hooks live in ``_leaf_hooks``, keyed by id(tensor), so the hot path of every
+# op stays untouched; a weakref callback drops the entry when the leaf dies. The engine calls them on the
+# summed gradient of a tensor, before retain_grad() records it, as PyTorch does.
+
+Function._out_hooks = None  # {output index: {handle id: hook}}, set by register_tensor_hook
+_leaf_hooks: dict[int, tuple[weakref.ref[Tensor], dict[int, Any]]] = {}
+
+
+class TensorHookHandle:
+    """Returned by ``Tensor.register_hook``; ``handle.remove()`` takes the hook out again."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: dict[int, Any]) -> None:
+        self._hooks = hooks  # the tensor's hook table only, never the tensor
+        self.id = TensorHookHandle._next_id
+        TensorHookHandle._next_id += 1
+
+    def remove(self) -> None:
+        """Unregister the hook (a no-op when already removed or when the tensor is gone)."""
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self) -> TensorHookHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def register_tensor_hook(t: Tensor, hook: Any) -> TensorHookHandle:
+    """Call ``hook(grad)`` whenever the gradient of ``t`` is computed; a Tensor it returns replaces the gradient."""
+    if not callable(hook):
+        raise TypeError(f"register_hook: expected a callable taking the gradient, got {type(hook).__name__}")
+    if not t._requires_grad:
+        raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't require gradient")
+    node = t._node
+    if node is not None:
+        if node._out_hooks is None:
+            node._out_hooks = {}
+        table = node._out_hooks.setdefault(t._out_idx, {})
+    else:
+        key = id(t)
+        entry = _leaf_hooks.get(key)
+        if entry is None or entry[0]() is not t:
+            entry = _leaf_hooks[key] = (weakref.ref(t, lambda _, key=key: _leaf_hooks.pop(key, None)), {})
+        table = entry[1]
+    handle = TensorHookHandle(table)
+    table[handle.id] = hook
+    return handle
+
+
+def _run_output_hooks(hooks: dict[int, dict[int, Any]], buf: list[Any]) -> None:
+    """Pass each output gradient in a node's pending ``buf`` through that output's hooks, in place."""
+    for i, table in hooks.items():
+        if table and buf[2 * i] is not None:
+            buf[2 * i] = _call_hooks(table, buf[2 * i])
+
+
+def _call_hooks(table: dict[int, Any], g: Tensor) -> Tensor:
+    """``g`` passed through the hooks in registration order (each sees the previous one's result)."""
+    for hook in list(table.values()):
+        new = hook(g)
+        if new is None:
+            continue
+        if not isinstance(new, Tensor):
+            raise TypeError(f"tensor hook {hook!r} returned a {type(new).__name__}; expected a Tensor or None")
+        if new.shape != g.shape or new.dtype != g.dtype or new._device is not g._device:
+            raise RuntimeError(
+                f"tensor hook {hook!r} changed the gradient from shape {g.shape}, {g.dtype}, {g.device} to "
+                f"{new.shape}, {new.dtype}, {new.device}; a hook must return a gradient like the one it got"
+            )
+        g = new
+    return g
 
 
 from ._tensor import Tensor, _new_tensor  # noqa: E402 - Tensor needs this module first

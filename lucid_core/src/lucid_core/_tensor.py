@@ -131,11 +131,25 @@ class Tensor:
         return self._node is None
 
     def retain_grad(self) -> None:
-        """Keep ``.grad`` on this non-leaf tensor after backward."""
+        """Keep ``.grad`` on this non-leaf tensor after backward (accumulating, after any hooks; no-op on leaves)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._node is None:
             return
         self._retains_grad = True
         self._node._retain = True
+
+    # -- gradient hooks (register_hook) --------------------------------------------------------------
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` each time this tensor's gradient is computed; returns a handle with ``remove()``.
+
+        A Tensor returned by the hook replaces the gradient (for later hooks, ``retain_grad``, ``.grad`` of a
+        leaf and everything upstream); None keeps it. Hooks run in the order they were registered, once per
+        backward with the gradient summed over every use of the tensor.
+        """
+        from ._autograd import register_tensor_hook
+
+        return register_tensor_hook(self, hook)
 
     def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``; frees the graph unless ``retain_graph``."""

@@ -5,12 +5,24 @@ from __future__ import annotations
 __all__ = ["Module", "RemovableHandle"]
 
 import itertools
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
+
+from ._hooks import BackwardHook
+
+# hook tables of every Module, and the flag tables whose entries share a hook's id
+_HOOK_FLAGS: dict[str, tuple[str, ...]] = {
+    "_forward_pre_hooks": ("_forward_pre_hooks_with_kwargs",),
+    "_forward_hooks": ("_forward_hooks_with_kwargs", "_forward_hooks_always_called"),
+    "_backward_pre_hooks": (),
+    "_backward_hooks": (),
+}
+_HOOK_TABLES = (*_HOOK_FLAGS, *(f for flags in _HOOK_FLAGS.values() for f in flags))
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -23,13 +35,16 @@ class RemovableHandle:
 
     _next_id = itertools.count()
 
-    def __init__(self, hooks: dict[int, Any]) -> None:
+    def __init__(self, hooks: dict[int, Any], *extra: dict[int, Any]) -> None:
         self._hooks = hooks
+        self._extra = extra  # flag tables keyed by the same id (with_kwargs, always_call)
         self.id = next(RemovableHandle._next_id)
 
     def remove(self) -> None:
         """Unregister the hook this handle was returned for."""
         self._hooks.pop(self.id, None)
+        for d in self._extra:
+            d.pop(self.id, None)
 
     def __enter__(self) -> RemovableHandle:
         return self
@@ -60,37 +75,123 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
-        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
-        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        for table in _HOOK_TABLES:  # PyTorch's attribute names, so code that inspects them still works
+            object.__setattr__(self, table, OrderedDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation the module performs; call the module itself (``m(x)``) so hooks run."""
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
-    # -- calling -----------------------------------------------------------------------------------
+    # -- calling and hooks ---------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        for hook in list(self._forward_pre_hooks.values()):
-            res = hook(self, args)
-            if res is not None:
-                args = res if isinstance(res, tuple) else (res,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            res = hook(self, args, out)
-            if res is not None:
-                out = res
-        return out
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        result = None
+        called: set[int] = set()  # always_call hooks that already ran
+        try:
+            for hid, hook in list(self._forward_pre_hooks.items()):
+                if hid in self._forward_pre_hooks_with_kwargs:
+                    res = hook(self, args, kwargs)
+                    if res is not None:
+                        if not (isinstance(res, tuple) and len(res) == 2):
+                            raise RuntimeError(
+                                "forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                f"but got {res}."
+                            )
+                        args, kwargs = res
+                else:
+                    res = hook(self, args)
+                    if res is not None:
+                        args = res if isinstance(res, tuple) else (res,)
+            bw_hook = None
+            if self._backward_hooks or self._backward_pre_hooks:
+                bw_hook = BackwardHook(self, self._backward_hooks.values(), self._backward_pre_hooks.values())
+                args = bw_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for hid, hook in list(self._forward_hooks.items()):
+                if hid in self._forward_hooks_always_called:
+                    called.add(hid)
+                if hid in self._forward_hooks_with_kwargs:
+                    res = hook(self, args, kwargs, result)
+                else:
+                    res = hook(self, args, result)
+                if res is not None:
+                    result = res
+            if bw_hook is not None:
+                result = bw_hook.setup_output_hook(result)
+            return result
+        except Exception:
+            # forward hooks registered with always_call=True still run (once), then the error propagates
+            for hid, hook in list(self._forward_hooks.items()):
+                if hid not in self._forward_hooks_always_called or hid in called:
+                    continue
+                try:
+                    if hid in self._forward_hooks_with_kwargs:
+                        res = hook(self, args, kwargs, result)
+                    else:
+                        res = hook(self, args, result)
+                    if res is not None:
+                        result = res
+                except Exception as exc:  # noqa: BLE001 - the forward's error is the one to raise
+                    warnings.warn(
+                        "module forward hook with ``always_call=True`` raised an exception that was silenced as "
+                        f"another error was raised in forward: {exc}",
+                        stacklevel=2,
+                    )
+            raise
 
-    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """Call ``hook(module, args)`` before forward; a non-None result replaces the args."""
-        handle = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = hook
+    def _add_hook(self, table: str, hook: Callable[..., Any], prepend: bool, *flags: str) -> RemovableHandle:
+        if not callable(hook):
+            raise TypeError(f"{type(self).__name__}: a hook must be callable, got {type(hook).__name__}")
+        hooks = getattr(self, table)
+        handle = RemovableHandle(hooks, *(getattr(self, f) for f in _HOOK_FLAGS[table]))
+        hooks[handle.id] = hook
+        for f in flags:
+            getattr(self, f)[handle.id] = True
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """Call ``hook(module, args, output)`` after forward; a non-None result replaces the output."""
-        handle = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = hook
-        return handle
+    def register_forward_pre_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, args)`` before forward; a non-None result replaces the positional args.
+
+        With ``with_kwargs`` the hook is ``hook(module, args, kwargs)`` and returns None or ``(args, kwargs)``.
+        ``prepend`` runs it before the hooks already registered.
+        """
+        flags = ("_forward_pre_hooks_with_kwargs",) if with_kwargs else ()
+        return self._add_hook("_forward_pre_hooks", hook, prepend, *flags)
+
+    def register_forward_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False, always_call: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after forward; a non-None result replaces the output.
+
+        ``with_kwargs`` passes the keyword arguments too (``hook(module, args, kwargs, output)``);
+        ``always_call`` runs the hook even when forward raises (then ``output`` is None); ``prepend`` runs it
+        before the hooks already registered.
+        """
+        flags = ("_forward_hooks_with_kwargs",) * with_kwargs + ("_forward_hooks_always_called",) * always_call
+        return self._add_hook("_forward_hooks", hook, prepend, *flags)
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs are known.
+
+        ``grad_output`` is a tuple with one entry per output (None for non-tensors); a returned tuple of the
+        same length replaces it.
+        """
+        return self._add_hook("_backward_pre_hooks", hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the module's inputs are known.
+
+        ``grad_input`` has one entry per positional argument (None for non-tensors and for tensors that need no
+        gradient; keyword arguments are not included); a returned tuple of the same length replaces it. Each hook
+        sees the previous one's result. The module's inputs and outputs pass through identity nodes for this, so
+        modifying them in place inside forward is not supported.
+        """
+        return self._add_hook("_backward_hooks", hook, prepend)
 
     # -- registration ------------------------------------------------------------------------------
     def _check_init(self, what: str) -> None:

@@ -1,5 +1,8 @@
 """Checkpoints in the safetensors format: no pickle, atomic writes, PyTorch-compatible key names.
 
+``save``/``load`` have the shape of ``torch.save``/``torch.load`` and also store nested objects (an
+optimizer's state dict, a training checkpoint dict) by describing the nesting in the header's metadata.
+
 Only safetensors' framework-free byte API (``serialize`` / ``deserialize``) is used; tensors travel
 as raw little-endian bytes (``Tensor.tobytes`` / ``lucid_core.frombuffer``).
 """
@@ -14,8 +17,10 @@ import json
 import os
 import struct
 import tempfile
+import warnings
+from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 import safetensors
 
@@ -75,33 +80,142 @@ def _serialize(tensors: Mapping[str, Tensor], metadata: dict[str, str] | None) -
     return bytes(safetensors.serialize(tensor_dict, metadata=metadata))
 
 
-def save(
-    obj: Module | Mapping[str, Tensor], path: str | os.PathLike[str], metadata: dict[str, str] | None = None
-) -> None:
-    """Write a module's state dict (or a dict of tensors) to ``path`` as safetensors, atomically.
+# -- nesting: how save/load store dicts, lists, tuples and scalars around the tensors ---------------------
+# A flat ``{name: Tensor}`` dict (a state dict) is stored as plain safetensors, readable by any safetensors
+# reader (``safetensors.torch.load_file`` gives PyTorch the same dict). Anything else is stored as its
+# tensors, named by their dotted path (``optimizer.state.0.exp_avg``), plus a JSON tree in the header's
+# metadata under ``"lucid"``: a tensor is {"t": name}, a dict {"d": [[key, node], ...]} (keys keep their
+# type: str, int, float, bool or None; {"o": ...} for an OrderedDict), a list {"l": [...]}, a tuple {"u": [...]}, and int, float, bool,
+# str and None are themselves. The same entry records the device each tensor came from, for map_location.
+_META_KEY = "lucid"
+_SCALARS = (bool, int, float, str, type(None))
+_SUPPORTED = "Tensors, dicts (str/int/float/bool/None keys), lists, tuples, int, float, bool, str and None"
 
-    The bytes go to a temporary file in the same directory, which replaces ``path`` only once
-    complete: a failure at any point leaves any earlier file at ``path`` untouched.
+
+def _is_flat(obj: Any) -> bool:
+    return isinstance(obj, Mapping) and all(isinstance(k, str) and isinstance(v, Tensor) for k, v in obj.items())
+
+
+def _path_name(path: list[Any]) -> str:
+    return ".".join(str(p) for p in path) or "tensor"
+
+
+class _Encoder:
+    """Walks a nested object, naming each distinct tensor once and building the JSON tree."""
+
+    def __init__(self) -> None:
+        self.tensors: dict[str, Tensor] = {}
+        self.by_id: dict[int, str] = {}  # one tensor stored once, however often it appears (as torch.save)
+
+    def name_for(self, t: Tensor, path: list[Any]) -> str:
+        if id(t) in self.by_id:
+            return self.by_id[id(t)]
+        name = base = _path_name(path)
+        n = 1
+        while name in self.tensors:
+            name = f"{base}#{n}"
+            n += 1
+        self.tensors[name] = t
+        self.by_id[id(t)] = name
+        return name
+
+    def encode(self, obj: Any, path: list[Any]) -> Any:
+        if isinstance(obj, Tensor):
+            return {"t": self.name_for(obj, path)}
+        if isinstance(obj, _SCALARS):
+            return obj
+        if isinstance(obj, Mapping):
+            items = []
+            for k, v in obj.items():
+                if not isinstance(k, _SCALARS):
+                    raise TypeError(
+                        f"save: cannot store a dict key of type {type(k).__name__} at {_where(path)}; "
+                        f"keys must be str, int, float, bool or None"
+                    )
+                items.append([k, self.encode(v, [*path, k])])
+            return {"o": items} if isinstance(obj, OrderedDict) else {"d": items}
+        if isinstance(obj, (list, tuple)):
+            nodes = [self.encode(v, [*path, i]) for i, v in enumerate(obj)]
+            return {"u": nodes} if isinstance(obj, tuple) else {"l": nodes}
+        raise TypeError(
+            f"save: cannot store a {type(obj).__module__}.{type(obj).__qualname__} at {_where(path)}; checkpoints "
+            f"are safetensors (no pickle) and hold {_SUPPORTED}. Save a Module's state_dict() rather than the Module "
+            "object's attributes, and convert other arrays with lucid_core.asarray"
+        )
+
+
+def _where(path: list[Any]) -> str:
+    return "obj" + "".join(f"[{p!r}]" for p in path)
+
+
+def _decode(node: Any, tensors: Mapping[str, Tensor]) -> Any:
+    if not isinstance(node, dict):
+        return node
+    if "t" in node:
+        return tensors[node["t"]]
+    if "d" in node:
+        return {k: _decode(v, tensors) for k, v in node["d"]}
+    if "o" in node:
+        return OrderedDict((k, _decode(v, tensors)) for k, v in node["o"])
+    if "l" in node:
+        return [_decode(v, tensors) for v in node["l"]]
+    if "u" in node:
+        return tuple(_decode(v, tensors) for v in node["u"])
+    raise ValueError(f"load: unknown node {node!r} in the checkpoint's structure")
+
+
+def save(obj: Any, f: str | os.PathLike[str] | BinaryIO, metadata: dict[str, str] | None = None) -> None:
+    """Write ``obj`` to ``f`` as safetensors (no pickle), atomically; PyTorch's ``torch.save`` for Lucid.
+
+    ``obj`` may be a Module (its ``state_dict()`` is saved), a state dict, or any nesting of dicts, lists
+    and tuples holding tensors and plain ``int``/``float``/``bool``/``str``/``None`` values, such as
+    ``{"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3}``. A flat dict of tensors
+    gives a plain safetensors file that PyTorch's ``safetensors.torch.load_file`` reads. Anything else
+    raises a TypeError naming the object and where it sits.
+
+    A path is written through a temporary file in the same directory that replaces ``f`` only once
+    complete, so a failure at any point leaves an earlier file at ``f`` untouched. A binary file object
+    (with ``write``) receives the bytes directly.
 
     Args:
-        obj: a Module (its ``state_dict()`` is saved) or a mapping of names to tensors.
-        path: the file to write.
-        metadata: optional string-to-string annotations stored in the header.
+        obj: what to save.
+        f: a path, or a binary file object.
+        metadata: optional string-to-string annotations stored in the header (see :func:`load_metadata`).
     """
-    tensors = obj.state_dict() if isinstance(obj, Module) else obj
-    if not isinstance(tensors, Mapping):
-        raise TypeError(f"save: expected a Module or a dict of tensors, got {type(obj).__name__}")
-    if metadata is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
-        raise TypeError("save: metadata must map strings to strings")
-    path = os.fspath(path)
-    data = _serialize(tensors, metadata)
+    if isinstance(obj, Module):
+        obj = obj.state_dict()
+    if metadata is not None:
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+            raise TypeError("save: metadata must map strings to strings")
+        if _META_KEY in metadata:
+            raise ValueError(f"save: the metadata key {_META_KEY!r} is reserved for the checkpoint's structure")
+    enc = _Encoder()
+    if _is_flat(obj):
+        tensors = dict(obj)
+        info: dict[str, Any] = {}
+    else:
+        info = {"tree": enc.encode(obj, [])}
+        tensors = enc.tensors
+    devices: dict[str, list[str]] = {}
+    for key, t in tensors.items():
+        devices.setdefault(str(t.device), []).append(key)
+    info["devices"] = devices
+    data = _serialize(tensors, {**(metadata or {}), _META_KEY: json.dumps(info)})
+    if hasattr(f, "write"):
+        f.write(data)
+        return
+    _write_atomic(os.fspath(f), data)
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and ``os.replace`` (all or nothing)."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".safetensors", dir=directory)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.chmod(tmp, _file_mode(path))  # mkstemp makes 0600 files; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
@@ -119,34 +233,96 @@ def _file_mode(path: str) -> int:
         return 0o666 & ~mask
 
 
-def _read(path: str | os.PathLike[str]) -> tuple[str, bytes]:
-    path = os.fspath(path)
-    with open(path, "rb") as f:
-        return path, f.read()
+def _read(f: str | os.PathLike[str] | BinaryIO) -> tuple[str, bytes]:
+    if hasattr(f, "read"):
+        return getattr(f, "name", "<file object>"), f.read()
+    path = os.fspath(f)
+    with open(path, "rb") as fh:
+        return path, fh.read()
 
 
-def load(path: str | os.PathLike[str], device: Any = None) -> dict[str, Tensor]:
-    """Read a safetensors file into a dict of tensors on ``device`` (the default device if None).
+def _header(data: bytes, path: str, who: str) -> dict[str, Any]:
+    try:
+        (n,) = struct.unpack("<Q", data[:8])
+        return json.loads(data[8 : 8 + n])
+    except (struct.error, ValueError) as exc:
+        raise ValueError(f"{who}: {path} is not a valid safetensors file: {exc}") from None
 
-    Files written by ``safetensors.torch.save_file(model.state_dict(), ...)`` load too.
+
+def _target_device(map_location: Any, saved: str | None, t: Tensor | None = None) -> Any:
+    """Where a tensor saved from device ``saved`` goes (None: the default device)."""
+    if map_location is None:
+        if saved is None:
+            return None
+        try:
+            return lc.resolve_device(saved)
+        except Exception:  # noqa: BLE001 - an uninstalled backend: fall back to the default device
+            warnings.warn(
+                f"load: tensors were saved from {saved!r}, which is not available here; loading them onto "
+                f"{lc.get_default_device()} (pass map_location= to choose)",
+                stacklevel=4,
+            )
+            return None
+    if isinstance(map_location, Mapping):
+        return _target_device(map_location[saved], saved) if saved in map_location else _target_device(None, saved)
+    return lc.resolve_device(map_location)
+
+
+def load(
+    f: str | os.PathLike[str] | BinaryIO,
+    map_location: Any = None,
+    weights_only: bool = True,
+    *,
+    device: Any = None,
+) -> Any:
+    """Read what :func:`save` wrote (or any safetensors file); PyTorch's ``torch.load`` for Lucid.
+
+    A flat file (a state dict, or one written by ``safetensors.torch.save_file``) loads as a dict of
+    tensors; a nested object comes back as it was saved (dicts with their key types, lists, tuples,
+    scalars), with a tensor stored once per object that appeared several times.
+
+    Args:
+        f: a path, or a binary file object (with ``read``).
+        map_location: where tensors go: None puts each back on the device it was saved from (the default
+            device when that backend is not installed, with a warning, or when the file does not say); a
+            device or a name (``"cpu"``, ``"mlx"``) puts them all there; a dict maps saved device names
+            (``"mlx:gpu"``) to targets, others staying where they were; a callable ``fn(tensor, saved)``
+            may return the tensor to use (or None to keep it on its saved device).
+        weights_only: accepted for PyTorch compatibility; loading never runs pickle, so it is always
+            weights-only.
+        device: Lucid's earlier name for a single-device ``map_location``.
     """
-    path, data = _read(path)
+    if device is not None:
+        if map_location is not None:
+            raise TypeError("load: give map_location or device, not both")
+        map_location = device
+    if not isinstance(weights_only, bool):
+        raise TypeError(f"load: weights_only must be a bool, got {type(weights_only).__name__}")
+    path, data = _read(f)
     try:
         items = safetensors.deserialize(data)
     except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types; re-raise one clear error
         raise ValueError(f"load: {path} is not a valid safetensors file (corrupt or truncated?): {exc}") from None
-    out: dict[str, Tensor] = {}
-    for key, info in items:
-        out[key] = _tensor_from_bytes(info["data"], info["dtype"], list(info["shape"]), device, key, path)
-    return out
+    info = json.loads(_header(data, path, "load").get("__metadata__", {}).get(_META_KEY, "{}"))
+    saved_on = {key: dev for dev, keys in info.get("devices", {}).items() for key in keys}
+    tensors: dict[str, Tensor] = {}
+    for key, meta in items:
+        saved = saved_on.get(key)
+        if callable(map_location) and not isinstance(map_location, (str, lc.Device)):
+            t = _tensor_from_bytes(meta["data"], meta["dtype"], list(meta["shape"]), None, key, path)
+            moved = map_location(t, saved)
+            tensors[key] = moved if isinstance(moved, Tensor) else t.to(_target_device(None, saved) or t.device)
+            continue
+        dev = _target_device(map_location, saved)
+        tensors[key] = _tensor_from_bytes(meta["data"], meta["dtype"], list(meta["shape"]), dev, key, path)
+    if "tree" not in info:
+        return tensors
+    return _decode(info["tree"], tensors)
 
 
-def load_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
-    """The ``metadata`` dict stored in a safetensors file's header (empty if none)."""
-    path, data = _read(path)
-    try:
-        (n,) = struct.unpack("<Q", data[:8])
-        header = json.loads(data[8 : 8 + n])
-    except (struct.error, ValueError) as exc:
-        raise ValueError(f"load_metadata: {path} is not a valid safetensors file: {exc}") from None
-    return dict(header.get("__metadata__", {}))
+def load_metadata(f: str | os.PathLike[str] | BinaryIO) -> dict[str, str]:
+    """The ``metadata`` dict given to :func:`save` (any safetensors file's header metadata; empty if none)."""
+    path, data = _read(f)
+    meta = dict(_header(data, path, "load_metadata").get("__metadata__", {}))
+    meta.pop(_META_KEY, None)
+    return meta

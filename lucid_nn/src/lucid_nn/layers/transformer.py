@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
-    "TransformerDecoder",
+    "TransformerDecoder", "Transformer",
 ]  # fmt: skip
 
 import copy
@@ -17,6 +17,7 @@ from lucid_core import Parameter, Tensor
 from .. import functional as F
 from .. import init
 from ..containers import ModuleList
+from ..functional._attention import _causal_mask
 from ..module import Module
 from .dropout import Dropout
 from .linear import Linear
@@ -377,3 +378,132 @@ class TransformerDecoder(Module):
                 memory_is_causal=memory_is_causal,
             )  # fmt: skip
         return self.norm(x) if self.norm is not None else x
+
+
+class Transformer(Module):
+    """The encoder-decoder model of "Attention Is All You Need", with PyTorch's arguments and state-dict keys.
+
+    ``encoder`` is a :class:`TransformerEncoder` of ``num_encoder_layers`` layers followed by a LayerNorm,
+    ``decoder`` a :class:`TransformerDecoder` likewise, so ``nn.Transformer`` weights saved from PyTorch load.
+
+    Args:
+        d_model: feature size of inputs and outputs.
+        nhead: attention heads (must divide ``d_model``).
+        dim_feedforward: hidden size of each feed-forward block.
+        dropout: dropout probability everywhere in the layers.
+        activation: ``"relu"``, ``"gelu"`` or a callable, in the feed-forward blocks.
+        custom_encoder: a module used instead of the default encoder (called as ``encoder(src, mask=...,
+            src_key_padding_mask=..., is_causal=...)``).
+        custom_decoder: likewise for the decoder (``decoder(tgt, memory, tgt_mask=..., ...)``).
+        batch_first: inputs and outputs are (N, L, E) instead of (L, N, E).
+        norm_first: pre-LN layers (normalise before attention and feed-forward).
+        bias: whether Linear and LayerNorm layers have biases.
+
+    Every weight with more than one dimension is re-initialised with ``xavier_uniform_``, as in PyTorch.
+    """
+
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = "relu",
+        custom_encoder: Module | None = None,
+        custom_decoder: Module | None = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        layer_kw = {
+            "dim_feedforward": dim_feedforward, "dropout": dropout, "activation": activation,
+            "layer_norm_eps": layer_norm_eps, "batch_first": batch_first, "norm_first": norm_first, "bias": bias,
+        }  # fmt: skip
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(
+                TransformerEncoderLayer(d_model, nhead, **layer_kw, **kw),
+                num_encoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw),
+            )
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(
+                TransformerDecoderLayer(d_model, nhead, **layer_kw, **kw),
+                num_decoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw),
+            )
+        self._reset_parameters()
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def _reset_parameters(self) -> None:
+        """PyTorch's init: xavier_uniform on every parameter of two or more dimensions."""
+        for p in self.parameters():
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        src_is_causal: bool | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        """Encode ``src`` into a memory, then decode ``tgt`` attending to it; returns the decoder output.
+
+        Shapes (batch_first=False): src (S, N, E), tgt (T, N, E), src_mask (S, S), tgt_mask (T, T),
+        memory_mask (T, S), *_key_padding_mask (N, S) or (N, T); unbatched inputs drop N. Bool masks mark
+        positions that may NOT be attended; float masks are added to the attention scores. The ``*_is_causal``
+        flags are hints that the matching mask is causal (a causal mask is built when the mask is None).
+        """
+        for t, what in ((src, "src"), (tgt, "tgt")):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"Transformer: {what} must be a Tensor, got {type(t).__name__}")
+        if src.ndim != tgt.ndim or src.ndim not in (2, 3):
+            raise ValueError(
+                f"Transformer: src and tgt must both be 3-D (batched) or 2-D (unbatched), got shapes "
+                f"{src.shape} and {tgt.shape}"
+            )
+        if src.ndim == 3:
+            b = 0 if self.batch_first else 1
+            if src.shape[b] != tgt.shape[b]:
+                raise RuntimeError(
+                    f"the batch number of src and tgt must be equal, got {src.shape[b]} and {tgt.shape[b]} "
+                    f"(batch_first={self.batch_first})"
+                )
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError(
+                f"the feature number of src and tgt must be equal to d_model ({self.d_model}), got "
+                f"{src.shape[-1]} and {tgt.shape[-1]}"
+            )
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
+        return self.decoder(
+            tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask, tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
+        )  # fmt: skip
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
+        """A (sz, sz) float mask: 0 on and below the diagonal, -inf above (position i sees positions <= i)."""
+        if isinstance(sz, bool) or not isinstance(sz, int) or sz < 0:
+            raise ValueError(f"generate_square_subsequent_mask: sz must be a non-negative int, got {sz!r}")
+        return _causal_mask(sz, sz, lc.float32 if dtype is None else dtype, device)

@@ -1,13 +1,15 @@
-"""Gradient clipping and flat-vector views of parameters."""
+"""Gradient clipping, flat-vector views of parameters, and activation checkpointing (``utils.checkpoint``)."""
 
 from __future__ import annotations
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "checkpoint"]
 
 from collections.abc import Iterable
 
 import lucid_core as lc
 from lucid_core import Tensor
+
+from . import checkpoint  # the module, as torch.utils.checkpoint (its function is checkpoint.checkpoint)
 
 
 def _as_list(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
