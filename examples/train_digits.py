@@ -2,19 +2,24 @@
 
     python examples/train_digits.py                           # CNN on the default device (NumPy), ~1-2 min
     python examples/train_digits.py --model mlp --device mlx  # another model, another backend
-    python examples/train_digits.py --stop-after 5            # stop early (as if interrupted) ...
+    python examples/train_digits.py --stop-after 5            # stop early (or press Ctrl-C) ...
     python examples/train_digits.py --resume                  # ... and continue exactly where it stopped
 
 Each epoch writes ``OUT/checkpoints/epoch_NNN.safetensors`` (the model's state dict: ``lucid_nn.load`` reads it,
 and so does ``safetensors.torch.load_file``) next to ``epoch_NNN.train-state.safetensors`` (the optimizer's
 tensors, plus the scheduler, random-number, data-order and history state as JSON metadata), and redraws
-``OUT/curves.png`` (loss and accuracy per epoch). Needs ``pip install -r examples/requirements.txt``.
+``OUT/curves.png`` (loss and accuracy per epoch). Ctrl-C finishes the current batch and saves a mid-epoch
+checkpoint (``epoch_NNN_step_SSSS``: NNN whole epochs and SSSS batches) that ``--resume`` continues exactly;
+a second Ctrl-C quits at once. ``--keep`` deletes older epochs (the log names them). Needs
+``pip install -r examples/requirements.txt``.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -116,22 +121,29 @@ def _join_optimizer_state(tensors: dict[str, lc.Tensor], rest: dict[str, Any]) -
 
 def save_checkpoint(
     directory: Path, epoch: int, model: nn.Module, opt: optim.Optimizer, sched: Any, settings: dict[str, Any],
-    history: list[dict[str, float]], keep: int,
+    history: list[dict[str, float]], keep: int, step: int = 0, partial: dict[str, float] | None = None,
 ) -> Path:  # fmt: skip
-    """Write epoch ``epoch``'s two files (training state first, so a complete pair always has both)."""
+    """Write the two files of ``epoch`` whole epochs plus ``step`` batches (training state first, so a complete
+    pair always has both), then delete what it supersedes: older mid-epoch checkpoints, and whole epochs
+    beyond the newest ``keep`` (each deletion is logged)."""
     directory.mkdir(parents=True, exist_ok=True)
-    stem = directory / f"epoch_{epoch:03d}"
+    stem = directory / (f"epoch_{epoch:03d}" + (f"_step_{step:04d}" if step else ""))
     opt_tensors, opt_rest = _split_optimizer_state(opt.state_dict())
     meta = {
-        "epoch": epoch, "settings": settings, "history": history, "optimizer": opt_rest,
-        "scheduler": sched.state_dict(), "rng": lc.get_rng_state(),
+        "epoch": epoch, "step": step, "partial": partial or {}, "settings": settings, "history": history,
+        "optimizer": opt_rest, "scheduler": sched.state_dict(), "rng": lc.get_rng_state(),
     }  # fmt: skip
     nn.save(opt_tensors, f"{stem}{STATE_SUFFIX}", metadata={"lucid_train_state": json.dumps(_to_json(meta))})
     model_path = Path(f"{stem}.safetensors")
-    nn.save(model, model_path, metadata={"epoch": str(epoch), "settings": json.dumps(settings)})
-    for old in sorted(directory.glob("epoch_*[0-9].safetensors"))[:-keep]:  # keep the newest `keep` epochs
+    nn.save(model, model_path, metadata={"epoch": str(epoch), "step": str(step), "settings": json.dumps(settings)})
+    saved = sorted(directory.glob("epoch_*[0-9].safetensors"))
+    whole = [p for p in saved if "_step_" not in p.name]
+    stale = [p for p in saved if "_step_" in p.name and p != model_path] + whole[:-keep]
+    for old in stale:
         old.unlink()
         Path(str(old).replace(".safetensors", STATE_SUFFIX)).unlink(missing_ok=True)
+    if stale:
+        print(f"--keep {keep}: deleted older checkpoints {', '.join(p.stem for p in sorted(stale))}")
     return model_path
 
 
@@ -206,12 +218,45 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="continue from CHECKPOINT (default: the newest in OUT/checkpoints)")  # fmt: skip
     p.add_argument("--stop-after", type=int, default=None, metavar="N",
                    help="stop after epoch N, as an interruption would (resume with --resume)")  # fmt: skip
-    p.add_argument("--keep", type=int, default=2, help="checkpoints (epochs) to keep")
+    p.add_argument("--keep", type=int, default=2, help="whole-epoch checkpoints to keep; older ones are deleted")
     p.add_argument("--no-progress", action="store_true", help="no progress bars (logs, CI)")
     args = p.parse_args(argv)
     if args.limit is not None and args.limit < 10:
         p.error(f"--limit must be at least 10 (a train and a test split), got {args.limit}")
+    if args.keep < 1:
+        p.error(f"--keep must be at least 1, got {args.keep}")
     return args
+
+
+class CtrlC:
+    """While active, the first Ctrl-C only sets ``requested`` (the loop saves and stops at the next batch
+    boundary, where the state is consistent); a second one interrupts at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.requested = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        print("\nCtrl-C: saving after this batch (press Ctrl-C again to quit without saving)", flush=True)
+
+    def __enter__(self) -> CtrlC:
+        self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+
+def resume_command(args: argparse.Namespace) -> str:
+    """The command line that continues this run."""
+    cmd = ["python", sys.argv[0] if sys.argv and sys.argv[0].endswith(".py") else "examples/train_digits.py"]
+    cmd.append("--resume")
+    if args.out != Path("runs/digits"):
+        cmd += ["--out", str(args.out)]
+    if args.device:
+        cmd += ["--device", args.device]
+    return " ".join(cmd)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -239,48 +284,62 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     opt = optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, epochs=args.epochs, steps_per_epoch=len(train_loader))
 
-    start_epoch, history = 0, []
+    start_epoch, start_step, partial, history = 0, 0, {}, []
     if saved is not None:
         model.load_state_dict(nn.load(resume_from, device=device))
         opt.load_state_dict(_join_optimizer_state(saved["optimizer_tensors"], saved["optimizer"]))
         sched.load_state_dict(saved["scheduler"])
         lc.set_rng_state(saved["rng"])
         start_epoch, history = saved["epoch"], saved["history"]
-        print(f"resumed from {resume_from} (epoch {start_epoch} of {args.epochs})")
+        start_step, partial = saved.get("step", 0), saved.get("partial", {})
+        where = f" and {start_step} batches" if start_step else ""
+        print(f"resumed from {resume_from} (epoch {start_epoch}{where} of {args.epochs})")
     n_params = sum(p.size for p in model.parameters())
     print(f"{args.model}: {n_params:,} parameters on {device}; {len(train_set)} train / {len(test_set)} test images")
 
     ckpt_dir, plot_path = args.out / "checkpoints", args.out / "curves.png"
     last_epoch = args.epochs if args.stop_after is None else min(args.epochs, args.stop_after)
     started = time.perf_counter()
-    for epoch in range(start_epoch, last_epoch):
-        train_loader.sampler.set_epoch(epoch)
-        model.train()
-        seen = correct = 0
-        loss_sum = 0.0
-        bar = tqdm(train_loader, desc=f"epoch {epoch + 1}/{args.epochs}", unit="batch", leave=True,
-                   disable=args.no_progress, file=sys.stdout)  # fmt: skip
-        for x, y in bar:
-            logits = model(x)
-            loss = F.cross_entropy(logits, y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            n = y.shape[0]
-            seen += n
-            loss_sum += loss.item() * n
-            correct += int((logits.argmax(axis=1) == y).sum().item())
-            bar.set_postfix(loss=f"{loss_sum / seen:.4f}", acc=f"{correct / seen:.3f}")
-        test_loss, test_acc = evaluate(model, test_loader)
-        history.append({
-            "epoch": epoch + 1, "train_loss": loss_sum / seen, "train_acc": correct / seen,
-            "test_loss": test_loss, "test_acc": test_acc, "lr": sched.get_last_lr()[0],
-        })  # fmt: skip
-        path = save_checkpoint(ckpt_dir, epoch + 1, model, opt, sched, settings, history, args.keep)
-        plot_curves(history, plot_path)
-        print(f"epoch {epoch + 1}: train loss {loss_sum / seen:.4f} acc {correct / seen:.3f} | "
-              f"test loss {test_loss:.4f} acc {test_acc:.3f} | saved {path}")  # fmt: skip
+    with CtrlC() as ctrl_c:
+        for epoch in range(start_epoch, last_epoch):
+            train_loader.sampler.set_epoch(epoch)  # the same order as before an interruption: skip what was done
+            model.train()
+            seen, correct, loss_sum = partial.get("seen", 0), partial.get("correct", 0), partial.get("loss_sum", 0.0)
+            step, batches = start_step, len(train_loader)
+            bar = tqdm(itertools.islice(train_loader, start_step, None), initial=start_step, total=batches,
+                       desc=f"epoch {epoch + 1}/{args.epochs}", unit="batch", leave=True,
+                       disable=args.no_progress, file=sys.stdout)  # fmt: skip
+            start_step, partial = 0, {}
+            for x, y in bar:
+                logits = model(x)
+                loss = F.cross_entropy(logits, y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                sched.step()
+                n = y.shape[0]
+                step += 1
+                seen += n
+                loss_sum += loss.item() * n
+                correct += int((logits.argmax(axis=1) == y).sum().item())
+                bar.set_postfix(loss=f"{loss_sum / seen:.4f}", acc=f"{correct / seen:.3f}")
+                if ctrl_c.requested and step < batches:
+                    bar.n = step  # tqdm counts a batch when the next is fetched; show the one just done
+                    bar.close()
+                    path = save_checkpoint(ckpt_dir, epoch, model, opt, sched, settings, history, args.keep,
+                                           step, {"seen": seen, "correct": correct, "loss_sum": loss_sum})  # fmt: skip
+                    stop(f"saved {path} (epoch {epoch + 1}, after batch {step} of {batches})", args)
+            test_loss, test_acc = evaluate(model, test_loader)
+            history.append({
+                "epoch": epoch + 1, "train_loss": loss_sum / seen, "train_acc": correct / seen,
+                "test_loss": test_loss, "test_acc": test_acc, "lr": sched.get_last_lr()[0],
+            })  # fmt: skip
+            path = save_checkpoint(ckpt_dir, epoch + 1, model, opt, sched, settings, history, args.keep)
+            plot_curves(history, plot_path)
+            print(f"epoch {epoch + 1}: train loss {loss_sum / seen:.4f} acc {correct / seen:.3f} | "
+                  f"test loss {test_loss:.4f} acc {test_acc:.3f} | saved {path}")  # fmt: skip
+            if ctrl_c.requested and epoch + 1 < last_epoch:
+                stop(f"saved {path} (epoch {epoch + 1} complete)", args)
     elapsed = time.perf_counter() - started
     if history:
         print(f"test accuracy {100 * history[-1]['test_acc']:.2f}% after {history[-1]['epoch']} epochs "
@@ -288,5 +347,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return {"history": history, "model": model, "seconds": elapsed}
 
 
+def stop(saved: str, args: argparse.Namespace) -> None:
+    """End an interrupted run: say what was saved and how to continue, and exit with Ctrl-C's status."""
+    print(f"interrupted: {saved}\ncontinue with: {resume_command(args)}", flush=True)
+    raise SystemExit(130)
+
+
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # a second Ctrl-C, or one before training started
+        print("\ninterrupted: stopped without saving; the newest checkpoint in the output folder is intact "
+              "(continue with --resume if there is one)", file=sys.stderr)  # fmt: skip
+        raise SystemExit(130) from None

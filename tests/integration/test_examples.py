@@ -6,6 +6,7 @@ exactly the weights of an uninterrupted one.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -101,6 +102,90 @@ def test_train_digits_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) ->
     assert any(not np.array_equal(other[k], straight[k]) for k in straight)
 
 
+# Ctrl-C, delivered as a real SIGINT in the middle of the N-th cross_entropy call (training batches and the
+# one evaluation batch per epoch all call it); the script runs as `python train_digits.py ...` would run it
+CTRL_C_AT = """
+import os, runpy, signal, sys
+import lucid_nn.functional as F
+
+calls, real = [0], F.cross_entropy
+
+
+def cross_entropy(*args, **kwargs):
+    calls[0] += 1
+    for _ in range({presses} if calls[0] == {at} else 0):
+        os.kill(os.getpid(), signal.SIGINT)
+    return real(*args, **kwargs)
+
+
+F.cross_entropy = cross_entropy
+sys.argv = [{script!r}, *{args!r}]
+runpy.run_path({script!r}, run_name="__main__")
+"""
+
+
+def run_with_ctrl_c(at: int, args: list[str], cwd: Path, presses: int = 1) -> subprocess.CompletedProcess[str]:
+    script = str(EXAMPLES / "train_digits.py")
+    code = CTRL_C_AT.format(at=at, presses=presses, script=script, args=args)
+    env = {**os.environ, "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+# 77 training images in batches of 16: 5 batches an epoch, then 1 evaluation batch
+CTRL_C_SETTINGS = ["--epochs", "2", "--limit", "96", "--batch-size", "16", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The uninterrupted run the interrupted ones must equal (with --keep 1, whose deletion its log names)."""
+    _need_example_deps()
+    cwd = tmp_path_factory.mktemp("straight")
+    proc = run_example("train_digits.py", *CTRL_C_SETTINGS, "--keep", "1", "--out", str(cwd / "out"), cwd=cwd)
+    assert "--keep 1: deleted older checkpoints epoch_001\n" in proc.stdout
+    assert sorted(p.name for p in (cwd / "out" / "checkpoints").iterdir()) == [
+        "epoch_002.safetensors", "epoch_002.train-state.safetensors"
+    ]  # fmt: skip
+    return cwd / "out"
+
+
+@pytest.mark.parametrize(("at", "saved"), [(3, "epoch_000_step_0003"), (9, "epoch_001_step_0003")])
+def test_train_digits_ctrl_c_saves_mid_epoch_and_resume_continues_exactly(
+    tmp_path: Path, straight_run: Path, at: int, saved: str
+) -> None:
+    out = tmp_path / "interrupted"
+    proc = run_with_ctrl_c(at, [*CTRL_C_SETTINGS, "--out", str(out)], cwd=tmp_path)
+    assert proc.returncode == 130, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    epoch, batch = (1, 3) if at == 3 else (2, 3)
+    where = f"(epoch {epoch}, after batch {batch} of 5)"
+    assert f"interrupted: saved {out / 'checkpoints' / saved}.safetensors {where}" in proc.stdout
+    assert f"continue with: python {EXAMPLES / 'train_digits.py'} --resume --out {out}" in proc.stdout
+    assert (out / "checkpoints" / f"{saved}.safetensors").exists()
+
+    proc = run_example("train_digits.py", "--resume", "--no-progress", "--out", str(out), cwd=tmp_path)
+    assert f"(epoch {epoch - 1} and {batch} batches of 2)" in proc.stdout
+    assert f"--keep 2: deleted older checkpoints {saved}" in proc.stdout  # the next epoch supersedes it
+    assert not (out / "checkpoints" / f"{saved}.safetensors").exists()
+    for name in ("epoch_002.safetensors", "epoch_002.train-state.safetensors"):
+        straight = weights(straight_run / "checkpoints" / name)
+        resumed = weights(out / "checkpoints" / name)
+        assert straight.keys() == resumed.keys()
+        for key in straight:
+            np.testing.assert_array_equal(resumed[key], straight[key], err_msg=f"{name}: {key}")
+    state = [nn.load_metadata(d / "checkpoints" / "epoch_002.train-state.safetensors") for d in (straight_run, out)]
+    history = [json.loads(meta["lucid_train_state"])["history"] for meta in state]
+    assert history[0] == history[1]  # the interrupted epoch's loss and accuracy count every batch once
+
+
+def test_train_digits_second_ctrl_c_quits_without_a_traceback(tmp_path: Path) -> None:
+    _need_example_deps()
+    args = ["--epochs", "1", "--limit", "96", "--batch-size", "16", "--no-progress", "--out", str(tmp_path / "r")]
+    proc = run_with_ctrl_c(2, args, cwd=tmp_path, presses=2)
+    assert proc.returncode == 130 and "Traceback" not in proc.stderr
+    assert "stopped without saving" in proc.stderr
+    assert not (tmp_path / "r" / "checkpoints").exists()
+
+
 def test_train_digits_resume_without_a_checkpoint_says_what_to_do(tmp_path: Path) -> None:
     _need_example_deps()
     proc = run_example("train_digits.py", "--resume", "--out", str(tmp_path / "empty"), cwd=tmp_path, check=False)
@@ -114,7 +199,6 @@ def test_training_state_json_round_trips_tuples_and_big_ints() -> None:
     lc.manual_seed(3)
     lc.randn(2)  # load the default backend so its generator is part of the state
     state = {"rng": lc.get_rng_state(), "betas": (0.9, 0.999), "groups": [{"params": [0, 1]}]}
-    import json
 
     assert td._from_json(json.loads(json.dumps(td._to_json(state)))) == state
 
@@ -128,7 +212,6 @@ def test_char_lm_trains_saves_and_samples(tmp_path: Path) -> None:
     sample = proc.stdout.split("--- sample ---\n", 1)[1].split("\n---", 1)[0]
     assert sample.startswith("Shall I") and len(sample) == len("Shall I") + 30
     ckpt = out / "char_lm.safetensors"
-    import json
 
     vocab = json.loads(nn.load_metadata(ckpt)["vocab"])
     text = (EXAMPLES / "data" / "sonnets.txt").read_text(encoding="utf-8")[:64]

@@ -1,18 +1,19 @@
 """docs/writing-a-backend.md, followed literally: its files are written and its commands run.
 
-The steps run in a throwaway virtual environment that sees this environment's packages, so the
-``pip install -e`` of the walk-through installs into the venv only.
+The steps run in a fresh virtual environment (see ``conftest.py``) holding what the page asks for: Lucid's
+core (and the NumPy backend, which the conformance kit compares against) built from this checkout, NumPy,
+array-api-compat and pytest; the walk-through's own ``pip install -e`` then installs into that venv only.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from .conftest import FreshVenv
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "writing-a-backend.md"
 BLOCK = re.compile(r"(?:File: `(?P<path>[^`]+)`\s*\n\s*\n)?```(?P<lang>\w+)\n(?P<body>.*?)```", re.S)
@@ -30,13 +31,12 @@ def test_the_walk_through_has_files_and_commands():
 
 
 @pytest.mark.slow
-def test_following_the_walk_through_gives_a_working_tested_plugin(tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
-    bindir = venv / ("Scripts" if os.name == "nt" else "bin")
-    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(venv)}
-    env.pop("LUCID_TEST_BACKENDS", None)
-    env.pop("PYTHONPATH", None)
+def test_following_the_walk_through_gives_a_working_tested_plugin(
+    tmp_path: Path, fresh_venv: FreshVenv, lucid_wheels: dict[str, Path]
+) -> None:
+    core, numpy_backend = lucid_wheels["lucid_core"], lucid_wheels["lucid_backend_numpy"]
+    fresh_venv.pip(str(core), str(numpy_backend), "pytest", "array-api-compat")
+    bindir, env = fresh_venv.bindir, fresh_venv.env
     work = tmp_path / "work"
     work.mkdir()
     outputs = []

@@ -120,4 +120,11 @@ __all__ = [
     *_random_all, *_reduction_all, *_searching_all, *_complex_all, *_sets_all, *_utility_all, "linalg", "fft",
 ]  # fmt: skip
 
-del _dt
+# PyTorch's keywords (`lc.sum(x, dim=1)`) raise a TypeError that names Lucid's spelling (`axis=`)
+from ._keywords import add_keyword_hints as _add_keyword_hints  # noqa: E402
+
+_add_keyword_hints(globals(), "lucid_core.")
+_add_keyword_hints(vars(linalg), "lucid_core.linalg.")
+_add_keyword_hints(vars(fft), "lucid_core.fft.")
+
+del _dt, _add_keyword_hints

@@ -167,14 +167,41 @@ def get_backend(name: str) -> Backend:
     try:
         b = _state.backends[name]
     except KeyError:
-        raise ValueError(f"no backend named {name!r}; installed backends: {_installed()}") from None
+        raise ValueError(
+            f"no backend named {name!r}; installed backends: {_installed()}{_install_hint(name)}"
+        ) from None
     b.ensure_loaded()
     return b
 
 
 def _installed() -> str:
     names = sorted(_state.backends)
-    return ", ".join(names) if names else "none (pip install lucid-backend-numpy)"
+    return ", ".join(names) if names else "none"
+
+
+#: Lucid's own backends: name -> (distribution, what it runs on); named in messages when one is missing
+KNOWN_BACKENDS = {
+    "numpy": ("lucid-backend-numpy", "NumPy, on the CPU"),
+    "mlx": ("lucid-backend-mlx", "MLX: the GPU on Apple silicon, the CPU on Linux"),
+}
+
+
+def _install_hint(name: str | None = None) -> str:
+    """What to install: backend ``name`` if it is one of Lucid's, any backend if none is installed, else nothing."""
+    if name in KNOWN_BACKENDS and name not in _state.backends:
+        dist, what = KNOWN_BACKENDS[name]
+        failed = _state.errors.get(name)
+        if failed is not None:
+            return f"; its plugin is installed ({failed[0]} {failed[1]}) but failed to load: {failed[2]}"
+        return (
+            f"; the {name!r} backend ({what}) is installed with `pip install {dist}` "
+            f"(from a checkout of Lucid: `pip install ./{dist.replace('-', '_')}`)"
+        )
+    if _state.backends:
+        return ""
+    options = " or ".join(f"`pip install {dist}` ({what})" for dist, what in KNOWN_BACKENDS.values())
+    checkout = KNOWN_BACKENDS["numpy"][0].replace("-", "_")
+    return f"; install a backend: {options} (from a checkout of Lucid: `pip install ./{checkout}`)"
 
 
 @dataclass(frozen=True)
@@ -240,11 +267,17 @@ def resolve_device(spec: Any) -> Device:
                     return b.devices[s]
                 except Exception:  # noqa: BLE001 - a broken backend cannot serve the device
                     continue
-        raise RuntimeError(f"no installed backend offers a {s!r} device; available devices: {_all_devices() or 'none'}")
+        hint = _install_hint(("mlx" if s == "gpu" else "numpy") if _state.backends else None)
+        raise RuntimeError(
+            f"no installed backend offers a {s!r} device; available devices: {_all_devices() or 'none'}{hint}"
+        )
     name, _, kind = s.partition(":")
     b = _state.backends.get(name)
     if b is None:
-        raise ValueError(f"unknown device {spec!r}: no backend named {name!r}; installed backends: {_installed()}")
+        hint = "; PyTorch's 'cuda' is 'gpu' in Lucid" if name == "cuda" else _install_hint(name)
+        raise ValueError(
+            f"unknown device {spec!r}: no backend named {name!r}; installed backends: {_installed()}{hint}"
+        )
     devs = b.devices
     if not kind:
         return b.default_device

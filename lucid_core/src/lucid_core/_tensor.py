@@ -188,10 +188,19 @@ class Tensor:
         return self._device.backend.to_list(self._data)
 
     def numpy(self) -> Any:
-        """A NumPy array of the values (no copy where the backend allows)."""
+        """A NumPy array of the values (no copy where the backend allows); needs NumPy installed."""
         if self._requires_grad:
             raise RuntimeError("numpy(): the tensor requires grad; call .detach().numpy()")
-        return self._device.backend.to_numpy(self._data)
+        try:
+            return self._device.backend.to_numpy(self._data)
+        except ModuleNotFoundError as exc:
+            if exc.name != "numpy":
+                raise
+            raise ModuleNotFoundError(
+                "numpy(): NumPy is not installed; install it with `pip install numpy` "
+                "(tolist() and printing work without it)",
+                name="numpy",
+            ) from exc
 
     def tobytes(self) -> bytes:
         """The raw little-endian bytes of the values in C order (what safetensors stores)."""
@@ -309,17 +318,9 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        body = repr(self._device.backend.to_numpy(self._data))
-        # NumPy's repr is "array(... , dtype=...)": keep the values only
-        if body.startswith("array("):
-            body = body[6:].rsplit(", dtype=", 1)[0].rstrip(")")
-            body = body.replace("\n      ", "\n       ")
-        extras = [f"dtype={self.dtype.name}", f"device={self._device}"]
-        if self._node is not None:
-            extras.append(f"grad_fn=<{type(self._node).__name__}Backward>")
-        elif self._requires_grad:
-            extras.append("requires_grad=True")
-        return f"tensor({body}, {', '.join(extras)})"
+        from ._format import tensor_repr
+
+        return tensor_repr(self)
 
     __str__ = __repr__
 
