@@ -273,9 +273,10 @@ def test_prefetch_overlaps_the_callers_work():
 
 def test_timeout_raises_instead_of_waiting(worker_type):
     loader = DataLoader(Pids(4, sleep=1.5), batch_size=1, num_workers=1, worker_type=worker_type, timeout=0.2)
+    it = iter(loader)
     t0 = time.perf_counter()
     with pytest.raises(RuntimeError, match=r"timed out: no batch from worker 0 in 0.2 s"):
-        next(iter(loader))
+        next(it)
     assert time.perf_counter() - t0 < 1.2
     deadline = time.monotonic() + 10  # a thread cannot be stopped mid-sample: it ends after it
     while worker_threads() and time.monotonic() < deadline:
