@@ -9,6 +9,7 @@ processes pass pickles through a pipe each, with tensors' bytes in shared memory
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import multiprocessing
 import os
@@ -20,6 +21,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from multiprocessing import connection
@@ -185,9 +187,15 @@ class Fetcher:
     """
 
     def __init__(
-        self, dataset: Any, collate_fn: Callable[[list[Any]], Any], batch_size: int | None, drop_last: bool
+        self,
+        dataset: Any,
+        collate_fn: Callable[[list[Any]], Any],
+        batch_size: int | None,
+        drop_last: bool,
+        batched: bool,
     ) -> None:
         self.dataset = dataset
+        self.batched = batched  # keys are lists of indices (a batch sampler), else single indices
         self.collate_fn = collate_fn
         self.batch_size = batch_size
         self.drop_last = drop_last
@@ -202,7 +210,7 @@ class Fetcher:
 
     def fetch(self, key: Any) -> Any:
         """A batch for a list of indices, or one sample (``batch_size=None``) for an index."""
-        if isinstance(key, list):
+        if self.batched:
             if self._gather is not None:
                 return self._gather(key)
             return self.collate_fn([self.dataset[i] for i in key])
@@ -211,7 +219,7 @@ class Fetcher:
 
     def fetch_traced(self, key: Any) -> Any:
         """:meth:`fetch`, with a failure naming the dataset index (or the collate call) that raised."""
-        if not isinstance(key, list):
+        if not self.batched:
             try:
                 return self.fetch(key)
             except Exception as e:
@@ -506,6 +514,8 @@ class _ProcessWorkers:
         multiprocessing_context: Any = None,
     ) -> None:
         ctx = mp_context(multiprocessing_context)
+        # with "fork" the dataset is inherited, not sent as bytes: its lazy arrays must not cross unevaluated
+        evaluate_dataset_tensors(fetcher.dataset)
         if os.name == "posix":
             # one resource tracker for the main process and every worker: a segment created by a worker
             # and unlinked here is then forgotten, and one left by a killed worker is removed at exit
@@ -614,6 +624,17 @@ class _ProcessWorkers:
 
 
 # -- the main side ------------------------------------------------------------------------------------
+_open_iterators: weakref.WeakSet[WorkerIterator] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    # registered after multiprocessing's own exit hook, so it runs first: workers are asked to stop and
+    # their batches in flight are read (unlinking their shared memory) before multiprocessing kills them
+    for it in list(_open_iterators):
+        it.close(wait=False)
+
+
 class WorkerIterator:
     """Iterates one epoch over the workers' results, in task order; with ``persistent`` it is reused.
 
@@ -640,6 +661,7 @@ class WorkerIterator:
             fetcher, iterable, num_workers, base_seed, worker_init_fn, multiprocessing_context=multiprocessing_context
         )
         self._closed = False
+        _open_iterators.add(self)
         self._n = num_workers
         self._depth = num_workers * prefetch_factor
         self._iterable = iterable

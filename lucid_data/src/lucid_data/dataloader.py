@@ -142,7 +142,7 @@ class DataLoader:
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.shuffle = shuffle
-        self._fetcher = Fetcher(dataset, self.collate_fn, batch_size, drop_last)
+        self._fetcher = Fetcher(dataset, self.collate_fn, batch_size, drop_last, batched=batch_sampler is not None)
 
     # -- loading ------------------------------------------------------------------------------------------
     def __iter__(self) -> Iterator[Any]:
