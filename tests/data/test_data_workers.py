@@ -20,6 +20,7 @@ from worker_datasets import (
     Big,
     Jittery,
     Numbers,
+    NumpySamples,
     Pids,
     RandomDraws,
     ShardedStream,
@@ -142,6 +143,12 @@ def test_numbers_are_collated_onto_the_loaders_default_device(device, worker_typ
     assert (x.tolist(), y.tolist()) == ([0.0, 0.5, 1.0, 1.5], [0, 1, 2, 3])
 
 
+def test_numpy_samples_collate_as_without_workers(worker_type):
+    ref = [(x.tolist(), x.dtype, x.device, y.tolist()) for x, y in DataLoader(NumpySamples(6), batch_size=4)]
+    loader = DataLoader(NumpySamples(6), batch_size=4, num_workers=2, worker_type=worker_type)
+    assert [(x.tolist(), x.dtype, x.device, y.tolist()) for x, y in loader] == ref
+
+
 def test_unbatched_with_workers(worker_type):
     got = [s[1] for s in DataLoader(Jittery(9), batch_size=None, num_workers=3, worker_type=worker_type)]
     assert got == list(range(9))
@@ -199,14 +206,14 @@ def test_get_worker_info_and_worker_init_fn(worker_type):
 
 
 def test_process_workers_are_seeded_from_the_loader():
-    def run(seed: int) -> list[list[float]]:
+    def run(seed: int) -> list[list[list[float]]]:
         loader = DataLoader(RandomDraws(8), batch_size=2, num_workers=2, seed=seed)
-        return [[py.tolist(), lu.tolist()] for py, lu in loader]
+        return [[t.tolist() for t in batch] for batch in loader]
 
     a, b = run(5), run(5)
     assert a == b  # a seeded run repeats exactly
-    assert a[0] != a[1]  # workers 0 and 1 draw different numbers (Python's random and Lucid's)
-    assert a[0][1] != a[1][1]
+    for source in range(3):  # Python's random, Lucid's RNG, NumPy's global RNG
+        assert a[0][source] != a[1][source]  # workers 0 and 1 draw different numbers
     assert run(6) != a
 
 
@@ -431,3 +438,12 @@ def test_bad_worker_arguments_are_rejected():
         DataLoader(Numbers(4), pin_memory="yes")
     with pytest.raises(TypeError, match="worker_init_fn must be callable"):
         DataLoader(Numbers(4), num_workers=1, worker_init_fn=3)
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_other_start_methods(method):
+    # fork inherits the loader's objects (a lambda is fine); spawn (macOS's default) pickles like forkserver
+    collate = (lambda batch: [i for _, i in batch]) if method == "fork" else None
+    loader = DataLoader(Numbers(6), batch_size=2, num_workers=1, multiprocessing_context=method, collate_fn=collate)
+    got = [b if method == "fork" else b[1].tolist() for b in loader]
+    assert got == [[0, 1], [2, 3], [4, 5]]

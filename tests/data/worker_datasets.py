@@ -97,13 +97,30 @@ def failing_init(worker_id: int) -> None:
 
 
 class RandomDraws(Dataset):
-    """Draws from Python's ``random`` and Lucid's RNG: the per-worker seeds decide them."""
+    """Draws from Python's ``random``, Lucid's RNG and NumPy's global one: the per-worker seeds decide them."""
 
     def __init__(self, n: int) -> None:
         self.n = n
 
     def __getitem__(self, i: int):
-        return random.random(), lc.rand(1).item()
+        import numpy
+
+        return random.random(), lc.rand(1).item(), float(numpy.random.random())
+
+    def __len__(self) -> int:
+        return self.n
+
+
+class NumpySamples(Dataset):
+    """Samples as NumPy arrays (host data, as most real pipelines produce) and an int label."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __getitem__(self, i: int):
+        import numpy
+
+        return numpy.full((3, 4), i, dtype=numpy.float64), i
 
     def __len__(self) -> int:
         return self.n
