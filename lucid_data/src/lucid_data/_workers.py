@@ -582,7 +582,8 @@ class _ProcessWorkers:
                     break  # its process died mid-message: reported below
         if ready:
             for p in self.processes:
-                p.join(timeout=0.5)  # a sentinel fired: let exitcode settle
+                if p.sentinel in ready:
+                    p.join(timeout=0.5)  # it ended: let its exit code settle
             self._raise_if_dead()
         return None
 
