@@ -1,195 +1,449 @@
-"""DataLoader with num_workers > 0: background threads, same order, errors re-raised, clean shutdown."""
+"""DataLoader with num_workers > 0, as processes and as threads: same batches, PyTorch's worker semantics,
+faults reported, nothing left running. Datasets come from ``worker_datasets`` (cheap for a worker to import)."""
 
 from __future__ import annotations
 
 import gc
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
+from pathlib import Path
 
+import psutil
 import pytest
+from worker_datasets import (
+    Big,
+    Jittery,
+    Numbers,
+    NumpySamples,
+    Pids,
+    RandomDraws,
+    ShardedStream,
+    Stream,
+    WhoLoads,
+    broken_collate,
+    failing_init,
+    init_worker,
+    odd_error,
+)
 
 import lucid_core as lc
-from lucid_data import ConcatDataset, DataLoader, Dataset, IterableDataset, TensorDataset
+from lucid_data import DataLoader, TensorDataset, get_worker_info
+from lucid_data._shm import INLINE_BYTES
+
+HERE = Path(__file__).parent
 
 
 def worker_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("lucid_data_worker") and t.is_alive()]
 
 
+def worker_processes() -> list[psutil.Process]:
+    """Descendants of this process other than multiprocessing's helpers (forkserver, resource tracker)."""
+    found = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            cmd = " ".join(p.cmdline())
+            helper = p.ppid() == os.getpid() and ("forkserver import main" in cmd or "resource_tracker" in cmd)
+            if not helper and p.status() != psutil.STATUS_ZOMBIE:
+                found.append(p)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def gone(pids: set[int], within: float = 5.0) -> bool:
+    """Whether every pid has exited (zombies count as exited) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        alive = []
+        for pid in pids:
+            try:
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    alive.append(pid)
+            except psutil.NoSuchProcess:
+                pass
+        if not alive:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 @pytest.fixture(autouse=True)
-def _no_leaked_threads():
-    assert worker_threads() == []
+def _nothing_left_running():
     yield
     gc.collect()
     assert worker_threads() == [], "DataLoader worker threads outlived their iterator"
+    deadline = time.monotonic() + 5.0
+    while worker_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert worker_processes() == [], "DataLoader worker processes outlived their iterator"
 
 
-class Jittery(Dataset):
-    """Samples take uneven time, so workers finish out of order; ``fail_at`` raises there."""
-
-    def __init__(self, n: int, fail_at: int | None = None, exc: type[Exception] = ValueError) -> None:
-        self.n, self.fail_at, self.exc = n, fail_at, exc
-        self.fetched: list[int] = []
-        self.lock = threading.Lock()
-        self.event_index: int | None = None
-        self.event = threading.Event()
-
-    def __getitem__(self, i: int):
-        with self.lock:
-            self.fetched.append(i)
-        if i == self.event_index:
-            self.event.set()
-        if i == self.fail_at:
-            raise self.exc(f"bad sample {i}")
-        time.sleep(0.002 * ((i * 7) % 3))
-        return lc.full((2,), float(i)), i
-
-    def __len__(self) -> int:
-        return self.n
+@pytest.fixture(params=["process", "thread"])
+def worker_type(request) -> str:
+    return request.param
 
 
-class OddError(Exception):
-    def __init__(self, code: int, detail: str) -> None:
-        super().__init__(code, detail)
-
-
-def _labels(loader):
+def _labels(loader) -> list[list[int]]:
     return [y.tolist() for _, y in loader]
 
 
-@pytest.mark.parametrize("num_workers", [1, 2, 4])
-def test_same_batches_as_single_threaded(device, num_workers):
+def _shm_segments() -> set[str]:
+    return {p.name for p in Path("/dev/shm").glob("psm_*")} if Path("/dev/shm").is_dir() else set()
+
+
+# -- same batches as num_workers=0 ----------------------------------------------------------------------
+def test_same_batches_and_order_as_no_workers(worker_type):
     ref = DataLoader(Jittery(37), batch_size=5, shuffle=True, seed=9)
-    par = DataLoader(Jittery(37), batch_size=5, shuffle=True, seed=9, num_workers=num_workers)
-    assert [_labels(par), _labels(par)] == [_labels(ref), _labels(ref)]
+    par = DataLoader(Jittery(37), batch_size=5, shuffle=True, seed=9, num_workers=2, worker_type=worker_type)
+    assert [_labels(par), _labels(par)] == [_labels(ref), _labels(ref)]  # two epochs, reshuffled alike
     x, _ = next(iter(par))
     assert x.shape == (5, 2)
 
 
-def test_tensor_fast_path_with_workers(device):
-    ds = TensorDataset(lc.randn(50, 3, device=device), lc.arange(50, device=device))
-    ref = [y.tolist() for _, y in DataLoader(ds, batch_size=8, shuffle=True, seed=1)]
-    got = [y.tolist() for _, y in DataLoader(ds, batch_size=8, shuffle=True, seed=1, num_workers=3)]
+@pytest.mark.parametrize("make_rng", ["manual_seed", "generator"])
+def test_unseeded_and_generator_shuffles_match_no_workers(worker_type, make_rng):
+    def run(num_workers: int) -> list[list[int]]:
+        lc.manual_seed(3)
+        gen = random.Random(4) if make_rng == "generator" else None
+        loader = DataLoader(
+            Numbers(20), batch_size=4, shuffle=True, generator=gen, num_workers=num_workers, worker_type=worker_type
+        )
+        return [_labels(loader), _labels(loader)]
+
+    assert run(2) == run(0)
+
+
+def test_tensor_dataset_on_each_device(device, worker_type):
+    ds = TensorDataset(lc.randn(50, 3, device=device) * 2.0, lc.arange(50, device=device))  # lazy on MLX
+    ref = [(x.tolist(), y.tolist()) for x, y in DataLoader(ds, batch_size=8, shuffle=True, seed=1)]
+    loader = DataLoader(ds, batch_size=8, shuffle=True, seed=1, num_workers=2, worker_type=worker_type)
+    got = [(x.tolist(), y.tolist()) for x, y in loader]
     assert got == ref
-    x, _ = next(iter(DataLoader(ds, batch_size=8, num_workers=2)))
-    assert x.device == device
+    x, y = next(iter(loader))
+    assert x.device == device and y.device == device
+    assert (x.dtype, y.dtype) == (ds.tensors[0].dtype, ds.tensors[1].dtype)
 
 
-def test_wrapped_tensor_datasets_with_workers(device):
-    # per-sample path through ConcatDataset; on a lazy backend (MLX) the source tensors are still unevaluated
-    a = TensorDataset(lc.randn(7, 2, device=device) * 2.0, lc.arange(7, device=device))
-    b = TensorDataset(lc.randn(5, 2, device=device) + 1.0, lc.arange(7, 12, device=device))
-    ds = ConcatDataset([a, b])
-    loader = DataLoader(ds, batch_size=4, shuffle=True, seed=2, num_workers=2)
-    got = [(x.numpy().tolist(), y.tolist()) for x, y in loader]  # first, while the sources are lazy
-    ref = [(x.numpy().tolist(), y.tolist()) for x, y in DataLoader(ds, batch_size=4, shuffle=True, seed=2)]
-    assert got == ref
-    assert sorted(i for _, y in got for i in y) == list(range(12))
+def test_numbers_are_collated_onto_the_loaders_default_device(device, worker_type):
+    before = lc.get_default_device()
+    lc.set_default_device(device)
+    try:
+        x, y = next(iter(DataLoader(Numbers(8), batch_size=4, num_workers=2, worker_type=worker_type)))
+    finally:
+        lc.set_default_device(before)
+    assert x.device == device and y.device == device
+    assert (x.dtype, y.dtype) == (lc.float32, lc.int64)
+    assert (x.tolist(), y.tolist()) == ([0.0, 0.5, 1.0, 1.5], [0, 1, 2, 3])
 
 
-def test_unbatched_with_workers():
-    got = [s[1] for s in DataLoader(Jittery(9), batch_size=None, num_workers=3)]
+def test_numpy_samples_collate_as_without_workers(worker_type):
+    ref = [(x.tolist(), x.dtype, x.device, y.tolist()) for x, y in DataLoader(NumpySamples(6), batch_size=4)]
+    loader = DataLoader(NumpySamples(6), batch_size=4, num_workers=2, worker_type=worker_type)
+    assert [(x.tolist(), x.dtype, x.device, y.tolist()) for x, y in loader] == ref
+
+
+def test_unbatched_with_workers(worker_type):
+    got = [s[1] for s in DataLoader(Jittery(9), batch_size=None, num_workers=3, worker_type=worker_type)]
     assert got == list(range(9))
 
 
-def test_worker_exception_is_reraised_with_the_failing_index():
-    loader = DataLoader(Jittery(20, fail_at=13), batch_size=4, num_workers=2)
-    with pytest.raises(ValueError, match=r"bad sample 13 .*worker thread.*dataset index 13") as info:
-        list(loader)
-    assert isinstance(info.value.__cause__, ValueError)
+def test_pin_memory_is_accepted_and_changes_nothing(worker_type):
+    ref = _labels(DataLoader(Numbers(10), batch_size=3))
+    loader = DataLoader(Numbers(10), batch_size=3, num_workers=2, worker_type=worker_type, pin_memory=True)
+    assert _labels(loader) == ref
 
 
-def test_worker_exception_with_unusual_constructor_becomes_runtime_error():
-    with pytest.raises(RuntimeError, match=r"OddError: .*dataset index 2"):
-        list(DataLoader(Jittery(6, fail_at=2, exc=lambda msg: OddError(7, msg)), batch_size=2, num_workers=2))
+# -- shared memory ------------------------------------------------------------------------------------
+def test_large_tensors_cross_processes_through_shared_memory(device):
+    from multiprocessing.reduction import ForkingPickler
+
+    big = lc.arange(100_000, device=device).astype(lc.float32)  # 400 kB
+    payload = ForkingPickler.dumps(big)
+    assert len(payload) < 1_000  # a segment's name, not the bytes
+    back = __import__("pickle").loads(payload)  # the receiver copies and unlinks
+    assert back.device == device and back.tolist() == big.tolist()
+    small = lc.arange(10, device=device)
+    assert len(ForkingPickler.dumps(small)) > small.size * 8  # small ones go inline
+    assert INLINE_BYTES < 400_000
 
 
-def test_index_error_in_fast_path_names_the_batch(device):
-    ds = TensorDataset(lc.arange(5, device=device))
-    with pytest.raises(IndexError, match=r"index 9 is out of range.*dataset indices \[0, 9\]"):
-        list(DataLoader(ds, batch_size=2, sampler=[0, 9], num_workers=2))
-
-
-def test_collate_error_names_the_batch():
-    def broken(batch):
-        raise KeyError("nope")
-
-    with pytest.raises(KeyError, match=r"collate_fn for dataset indices \[0, 1\]"):
-        list(DataLoader(Jittery(4), batch_size=2, num_workers=1, collate_fn=broken))
-
-
-def test_early_break_joins_the_threads():
-    loader = DataLoader(Jittery(200), batch_size=2, num_workers=4)
-    for i, _ in enumerate(loader):
-        assert worker_threads()  # they run while iterating
-        if i == 2:
-            break
-    assert worker_threads() == []
-
-
-def test_deleted_iterator_joins_the_threads():
-    it = iter(DataLoader(Jittery(100), batch_size=2, num_workers=3))
+def test_process_batches_leave_no_shared_memory_behind():
+    before = _shm_segments()
+    loader = DataLoader(Big(12, 5_000), batch_size=4, num_workers=2)  # 80 kB per batch: shared memory
+    got = [(x.shape, y.tolist()) for x, y in loader]
+    assert got == [((4, 5_000), [0, 1, 2, 3]), ((4, 5_000), [4, 5, 6, 7]), ((4, 5_000), [8, 9, 10, 11])]
+    it = iter(loader)
     next(it)
-    assert worker_threads()
-    del it
+    del it  # batches still in flight are read and their segments unlinked
     gc.collect()
-    assert worker_threads() == []
+    assert _shm_segments() - before == set()
 
 
-def test_explicit_close_and_exhaustion_join_the_threads():
-    it = iter(DataLoader(Jittery(10), batch_size=2, num_workers=2))
+# -- PyTorch's worker semantics -------------------------------------------------------------------------
+def test_get_worker_info_and_worker_init_fn(worker_type):
+    assert get_worker_info() is None  # not in a worker
+    loader = DataLoader(
+        WhoLoads(8), batch_size=2, num_workers=2, worker_type=worker_type, worker_init_fn=init_worker, seed=11
+    )
+    rows = [tuple(t.tolist() for t in batch) for batch in loader]
+    ids = [r[1] for r in rows]
+    assert ids == [[0, 0], [1, 1], [0, 0], [1, 1]]  # batch k goes to worker k % num_workers
+    seeds = {r[1][0]: r[2][0] for r in rows}
+    assert seeds[1] == seeds[0] + 1  # base seed + worker id
+    assert [r[4] for r in rows] == [[100, 100], [101, 101], [100, 100], [101, 101]]  # set by worker_init_fn
+    pids = {r[1][0]: r[3][0] for r in rows}
+    if worker_type == "process":
+        assert len(set(pids.values())) == 2 and os.getpid() not in pids.values()
+    else:
+        assert set(pids.values()) == {os.getpid()}
+
+
+def test_process_workers_are_seeded_from_the_loader():
+    def run(seed: int) -> list[list[list[float]]]:
+        loader = DataLoader(RandomDraws(8), batch_size=2, num_workers=2, seed=seed)
+        return [[t.tolist() for t in batch] for batch in loader]
+
+    a, b = run(5), run(5)
+    assert a == b  # a seeded run repeats exactly
+    for source in range(3):  # Python's random, Lucid's RNG, NumPy's global RNG
+        assert a[0][source] != a[1][source]  # workers 0 and 1 draw different numbers
+    assert run(6) != a
+
+
+def test_iterable_dataset_sharded_through_worker_info(worker_type):
+    loader = DataLoader(ShardedStream(10), batch_size=2, num_workers=2, worker_type=worker_type)
+    got = [b.tolist() for b in loader]
+    # worker 0 streams 0,2,4,6,8 and worker 1 streams 1,3,5,7,9; batches alternate between them
+    assert got == [[0, 2], [1, 3], [4, 6], [5, 7], [8], [9]]
+    assert [b.tolist() for b in loader] == got  # reusable
+
+
+def test_unsharded_iterable_dataset_is_read_whole_by_every_worker(worker_type):
+    got = [y.tolist() for _, y in DataLoader(Stream(5), batch_size=2, num_workers=2, worker_type=worker_type)]
+    assert got == [[0, 1], [0, 1], [2, 3], [2, 3], [4], [4]]  # as in PyTorch: shard with get_worker_info
+
+
+def test_persistent_workers_are_kept_between_epochs(worker_type):
+    loader = DataLoader(Pids(8), batch_size=2, num_workers=2, worker_type=worker_type, persistent_workers=True)
+    first = {p for b in loader for p in b.tolist()}
+    it = iter(loader)
+    next(it)  # leave an epoch early: its late batches must not leak into the next one
+    second = [b.tolist() for b in loader]
+    assert len(second) == 4
+    assert {p for b in second for p in b} == first
+    if worker_type == "process":
+        assert len(first) == 2
+    del loader, it
+    gc.collect()
+
+
+def test_persistent_iterable_dataset_restarts_each_epoch(worker_type):
+    loader = DataLoader(ShardedStream(6), batch_size=2, num_workers=2, worker_type=worker_type, persistent_workers=True)
+    assert [b.tolist() for b in loader] == [[0, 2], [1, 3], [4], [5]]
+    assert [b.tolist() for b in loader] == [[0, 2], [1, 3], [4], [5]]
+
+
+def test_prefetch_factor_bounds_the_work_in_flight():
+    seen: list[int] = []
+    lock = threading.Lock()
+
+    class Recording(Numbers):
+        def __getitem__(self, i):
+            with lock:
+                seen.append(i)
+            return super().__getitem__(i)
+
+    it = iter(DataLoader(Recording(100), batch_size=1, num_workers=2, worker_type="thread", prefetch_factor=3))
     next(it)
+    time.sleep(0.1)
+    with lock:
+        assert max(seen) == 6  # batch 0 taken, then 2 * 3 in flight
     it.close()
-    assert worker_threads() == []
-    with pytest.raises(StopIteration):
-        next(it)
-    it = iter(DataLoader(Jittery(4), batch_size=2, num_workers=2))
-    assert len(list(it)) == 2
-    assert worker_threads() == []
 
 
 def test_prefetch_overlaps_the_callers_work():
-    ds = Jittery(40)
-    ds.event_index = 5  # first sample of batch 1
-    it = iter(DataLoader(ds, batch_size=5, num_workers=2))
-    next(it)  # batch 0 handed over; batch 1 must now load while we "compute"
-    assert ds.event.wait(timeout=5.0), "the next batch was not loaded in the background"
-    it.close()
-
-
-def test_prefetch_depth_is_bounded():
-    ds = Jittery(100)
-    it = iter(DataLoader(ds, batch_size=1, num_workers=2, prefetch_factor=2))
+    it = iter(DataLoader(Pids(6, sleep=0.2), batch_size=1, num_workers=2))
     next(it)
-    time.sleep(0.1)
-    with ds.lock:
-        assert max(ds.fetched) <= 4  # batch 0 taken, then at most 2 * 2 in flight
+    time.sleep(0.8)  # the caller computes; the workers load batches 1-4 meanwhile
+    t0 = time.perf_counter()
+    next(it), next(it)
+    assert time.perf_counter() - t0 < 0.15  # loading them now would take 0.2 s at least
     it.close()
 
 
-class Stream(IterableDataset):
-    def __init__(self, n: int, fail_at: int | None = None) -> None:
-        self.n, self.fail_at = n, fail_at
-
-    def __iter__(self):
-        for i in range(self.n):
-            if i == self.fail_at:
-                raise RuntimeError(f"stream broke at {i}")
-            yield lc.asarray([float(i)]), i
-
-
-def test_iterable_dataset_with_workers():
-    ref = [y.tolist() for _, y in DataLoader(Stream(11), batch_size=3)]
-    loader = DataLoader(Stream(11), batch_size=3, num_workers=2)
-    assert [y.tolist() for _, y in loader] == ref
-    assert [y.tolist() for _, y in loader] == ref  # reusable
+def test_timeout_raises_instead_of_waiting(worker_type):
+    loader = DataLoader(Pids(4, sleep=1.5), batch_size=1, num_workers=1, worker_type=worker_type, timeout=0.2)
+    it = iter(loader)
+    t0 = time.perf_counter()
+    with pytest.raises(RuntimeError, match=r"timed out: no batch from worker 0 in 0.2 s"):
+        next(it)
+    assert time.perf_counter() - t0 < 1.2
+    deadline = time.monotonic() + 10  # a thread cannot be stopped mid-sample: it ends after it
+    while worker_threads() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
-def test_iterable_dataset_worker_error_and_early_stop():
+# -- faults ------------------------------------------------------------------------------------------
+def test_worker_exception_is_reraised_with_its_index_and_traceback(worker_type):
+    loader = DataLoader(Jittery(20, fail_at=13), batch_size=4, num_workers=2, worker_type=worker_type)
+    with pytest.raises(ValueError, match=rf"bad sample 13 .*worker {worker_type} \d.*dataset index 13") as info:
+        list(loader)
+    if worker_type == "process":
+        msg = str(info.value)
+        assert "Traceback in the worker" in msg and "in __getitem__" in msg and 'raise self.exc(f"bad sample' in msg
+    else:
+        assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_worker_exception_with_unusual_constructor_becomes_runtime_error(worker_type):
+    with pytest.raises(RuntimeError, match=r"OddError: .*dataset index 2"):
+        list(DataLoader(Jittery(6, fail_at=2, exc=odd_error), batch_size=2, num_workers=2, worker_type=worker_type))
+
+
+def test_collate_error_names_the_batch(worker_type):
+    with pytest.raises(KeyError, match=r"collate_fn for dataset indices \[0, 1\]"):
+        list(DataLoader(Jittery(4), batch_size=2, num_workers=1, worker_type=worker_type, collate_fn=broken_collate))
+
+
+def test_index_error_in_fast_path_names_the_batch(device, worker_type):
+    ds = TensorDataset(lc.arange(5, device=device))
+    with pytest.raises(IndexError, match=r"index 9 is out of range.*dataset indices \[0, 9\]"):
+        list(DataLoader(ds, batch_size=2, sampler=[0, 9], num_workers=2, worker_type=worker_type))
+
+
+def test_worker_init_fn_error_is_reraised(worker_type):
+    loader = DataLoader(Numbers(4), batch_size=2, num_workers=2, worker_type=worker_type, worker_init_fn=failing_init)
+    with pytest.raises(OSError, match=r"cannot open the shard of worker 0 .*worker_init_fn\(0\)"):
+        list(loader)
+
+
+def test_iterable_dataset_error_names_the_batch(worker_type):
     with pytest.raises(RuntimeError, match=r"stream broke at 7 .*batch 2 of the iterable dataset"):
-        list(DataLoader(Stream(20, fail_at=7), batch_size=3, num_workers=1))
-    for i, _ in enumerate(DataLoader(Stream(1000), batch_size=1, num_workers=1)):
-        if i == 3:
+        list(DataLoader(Stream(20, fail_at=7), batch_size=3, num_workers=1, worker_type=worker_type))
+
+
+def test_unpicklable_dataset_is_a_clear_error():
+    loader = DataLoader(Numbers(4), batch_size=2, num_workers=1, collate_fn=lambda b: b)
+    with pytest.raises(TypeError, match=r"process workers .* need a picklable dataset, collate_fn"):
+        next(iter(loader))
+    assert _labels(DataLoader(Numbers(4), batch_size=2, num_workers=1, worker_type="thread")) == [[0, 1], [2, 3]]
+
+
+def test_worker_killed_by_a_signal_raises_instead_of_hanging():
+    loader = DataLoader(Pids(12, kill_at=5), batch_size=2, num_workers=2)
+    t0 = time.perf_counter()
+    with pytest.raises(RuntimeError, match=r"DataLoader worker process 0 \(pid \d+\) was killed by SIGKILL"):
+        list(loader)
+    assert time.perf_counter() - t0 < 10
+
+
+# -- nothing left behind --------------------------------------------------------------------------------
+def test_break_ends_the_workers(worker_type):
+    pids: set[int] = set()
+    for i, batch in enumerate(DataLoader(Pids(200), batch_size=2, num_workers=3, worker_type=worker_type)):
+        pids.update(batch.tolist())
+        if worker_type == "thread":
+            assert worker_threads()  # they run while iterating
+        if i == 4:
             break
     gc.collect()
     assert worker_threads() == []
+    if worker_type == "process":
+        assert len(pids) == 3 and gone(pids)
+
+
+def test_garbage_collected_iterator_ends_the_workers(worker_type):
+    it = iter(DataLoader(Pids(100), batch_size=2, num_workers=2, worker_type=worker_type))
+    pids = set(next(it).tolist()) | set(next(it).tolist())
+    del it
+    gc.collect()
+    assert worker_threads() == []
+    if worker_type == "process":
+        assert gone(pids)
+
+
+def test_explicit_close_and_exhaustion_end_the_workers(worker_type):
+    it = iter(DataLoader(Pids(10), batch_size=2, num_workers=2, worker_type=worker_type))
+    next(it)
+    it.close()
+    with pytest.raises(StopIteration):
+        next(it)
+    assert len(list(DataLoader(Pids(4), batch_size=2, num_workers=2, worker_type=worker_type))) == 2
+
+
+_SCRIPT = """
+import os, sys, time
+sys.path.insert(0, {here!r})
+from lucid_data import DataLoader
+from worker_datasets import Pids
+
+if __name__ == "__main__":
+    loader = DataLoader(Pids(1000, sleep=0.05), batch_size=1, num_workers=2)
+    pids = set()
+    for batch in loader:
+        pids.update(batch.tolist())
+        if len(pids) == 2:
+            print("workers", *sorted(pids), flush=True)
+            {then}
+"""
+
+
+def _run_until_workers_report(then: str) -> tuple[subprocess.Popen, set[int]]:
+    script = textwrap.dedent(_SCRIPT).format(here=str(HERE), then=then)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    line = proc.stdout.readline()
+    assert line.startswith("workers"), (line, proc.stderr.read() if proc.poll() is not None else "")
+    return proc, {int(p) for p in line.split()[1:]}
+
+
+def test_ctrl_c_in_the_main_loop_ends_every_worker():
+    proc, pids = _run_until_workers_report("time.sleep(0.2)")
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group gets SIGINT
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0 and "KeyboardInterrupt" in err
+    assert gone(pids)
+
+
+def test_workers_exit_when_the_main_process_is_killed():
+    proc, pids = _run_until_workers_report("pass")
+    proc.kill()  # no chance to clean up: the workers must notice on their own
+    proc.communicate(timeout=30)
+    assert gone(pids, within=10.0)
+
+
+# -- arguments ----------------------------------------------------------------------------------------
+def test_bad_worker_arguments_are_rejected():
+    with pytest.raises(ValueError, match="worker_type must be one of"):
+        DataLoader(Numbers(4), num_workers=2, worker_type="greenlet")
+    with pytest.raises(ValueError, match="persistent_workers=True needs num_workers > 0"):
+        DataLoader(Numbers(4), persistent_workers=True)
+    with pytest.raises(ValueError, match="timeout must be a non-negative number"):
+        DataLoader(Numbers(4), num_workers=1, timeout=-1)
+    with pytest.raises(ValueError, match="multiprocessing_context 'teleport' is not available"):
+        DataLoader(Numbers(4), num_workers=1, multiprocessing_context="teleport")
+    with pytest.raises(TypeError, match="pin_memory must be a bool"):
+        DataLoader(Numbers(4), pin_memory="yes")
+    with pytest.raises(TypeError, match="worker_init_fn must be callable"):
+        DataLoader(Numbers(4), num_workers=1, worker_init_fn=3)
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_other_start_methods(method):
+    # fork inherits the loader's objects (a lambda is fine); spawn (macOS's default) pickles like forkserver
+    collate = (lambda batch: [i for _, i in batch]) if method == "fork" else None
+    loader = DataLoader(Numbers(6), batch_size=2, num_workers=1, multiprocessing_context=method, collate_fn=collate)
+    got = [b if method == "fork" else b[1].tolist() for b in loader]
+    assert got == [[0, 1], [2, 3], [4, 5]]

@@ -2,6 +2,7 @@
 
 from ._collate import default_collate
 from ._split import random_split
+from ._workers import WorkerInfo, get_worker_info
 from .dataloader import DataLoader
 from .dataset import ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset
 from .sampler import (
@@ -35,4 +36,6 @@ __all__ = [
     # loading
     "DataLoader",
     "default_collate",
+    "get_worker_info",
+    "WorkerInfo",
 ]

@@ -32,3 +32,17 @@ def local_rng(seed: int | None, generator: random.Random | None, epoch: int | No
         return random.Random(seed)
     # a str seed is hashed with SHA-512: stable across runs and processes, unlike hash()
     return random.Random(f"{seed}:{epoch}")
+
+
+def worker_base_seed(seed: int | None, generator: random.Random | None, epoch: int) -> int:
+    """The base of one epoch's worker seeds (worker ``i`` gets ``base + i``), from the loader's own randomness.
+
+    Drawn at every ``iter(loader)``, with or without workers, so the shuffle that follows sees the same
+    stream either way (PyTorch does the same). A ``seed`` gives a value fixed by seed and epoch; otherwise
+    one draw from ``generator`` or from ``lucid_core.host_rng()``.
+    """
+    if generator is not None:
+        return generator.getrandbits(62)
+    if seed is not None:
+        return random.Random(f"{seed}:{epoch}:workers").getrandbits(62)
+    return lc.host_rng().getrandbits(62)

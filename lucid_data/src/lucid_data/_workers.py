@@ -1,0 +1,772 @@
+"""DataLoader workers, as threads or processes, with PyTorch's protocol.
+
+The main side hands out tasks (a list of indices, one index, or "next batch" for an iterable dataset)
+round-robin to the workers, at most ``num_workers * prefetch_factor`` ahead, and yields the results in task
+order, so the batches and their order are those of ``num_workers=0``. Both kinds of worker run the same
+loop (:func:`_worker_loop`); they differ only in transport: threads pass Python objects through queues,
+processes pass pickles through a pipe each, with tensors' bytes in shared memory (see ``_shm``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import multiprocessing
+import os
+import pickle
+import queue
+import random
+import signal
+import sys
+import threading
+import time
+import traceback
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from multiprocessing import connection
+from multiprocessing.reduction import ForkingPickler
+from typing import Any
+
+import lucid_core as lc
+
+from . import _shm  # noqa: F401 - registers the tensor reducer used by process workers
+from ._collate import default_collate
+from .dataset import ConcatDataset, StackDataset, Subset, TensorDataset, normalize_index
+
+__all__ = ["WorkerInfo", "get_worker_info"]
+
+WORKER_NAME_PREFIX = "lucid_data_worker"
+WORKER_TYPES = ("process", "thread")
+
+
+# -- inside a worker --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class WorkerInfo:
+    """What a worker knows about itself (PyTorch's ``WorkerInfo``); see :func:`get_worker_info`.
+
+    Args:
+        id: this worker's number, ``0 <= id < num_workers``.
+        num_workers: how many workers the loader runs.
+        seed: this worker's seed (``base_seed + id``; the base is drawn from the loader's randomness each
+            epoch). Process workers seed Python's ``random``, ``lucid_core.manual_seed`` (and NumPy's global
+            generator when NumPy is loaded) with it; thread workers share the process's generators.
+        dataset: the dataset as this worker sees it (a process worker's own copy).
+    """
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
+
+
+_local = threading.local()
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """In a DataLoader worker (thread or process): its :class:`WorkerInfo`; elsewhere ``None``.
+
+    An ``IterableDataset`` uses it in ``__iter__`` to read only its share of the stream (every worker
+    otherwise yields the whole stream), and ``worker_init_fn`` to set per-worker state.
+    """
+    return getattr(_local, "info", None)
+
+
+# -- what a worker runs ------------------------------------------------------------------------------
+_TENSOR_HOLDERS = (lc.Tensor, TensorDataset, Subset, ConcatDataset, StackDataset)
+
+
+def _tensors_in(obj: Any, found: list[lc.Tensor]) -> list[lc.Tensor]:
+    """Every tensor in a (nested) batch or in the tensor datasets a dataset wraps."""
+    if isinstance(obj, lc.Tensor):
+        found.append(obj)
+    elif isinstance(obj, TensorDataset):
+        found.extend(obj.tensors)
+    elif isinstance(obj, Subset):
+        _tensors_in(obj.dataset, found)
+    elif isinstance(obj, (ConcatDataset, StackDataset)):
+        _tensors_in(obj.datasets, found)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _tensors_in(v, found)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _tensors_in(v, found)
+    return found
+
+
+def evaluated(batch: Any) -> Any:
+    """``batch`` with its lazy tensors computed: a worker thread must finish its own work (MLX arrays can
+    only be evaluated in the thread that built them), and prefetching is only useful if the work is done."""
+    tensors = _tensors_in(batch, [])
+    if tensors:
+        lc.eval(*tensors)
+    return batch
+
+
+def evaluate_dataset_tensors(dataset: Any) -> None:
+    """Compute the lazy tensors of a tensor dataset here, once, before worker threads index them."""
+    if isinstance(dataset, _TENSOR_HOLDERS):
+        evaluated(dataset)
+
+
+class Failure:
+    """An exception raised while loading, and what was being loaded, on its way to the main process."""
+
+    def __init__(self, exc: BaseException, where: str) -> None:
+        self.exc: BaseException | None = exc
+        self.exc_type: type[BaseException] | None = type(exc)
+        self.type_name = type(exc).__name__
+        self.message = str(exc)
+        self.where = where
+        self.origin = "a DataLoader worker"
+        self.traceback: str | None = None
+
+    def portable(self, origin: str) -> Failure:
+        """Ready for pickling: the traceback as text, the exception type only if it pickles by reference."""
+        if self.exc is not None:
+            self.traceback = "".join(traceback.format_exception(type(self.exc), self.exc, self.exc.__traceback__))
+        try:
+            pickle.dumps(self.exc_type)
+        except Exception:  # noqa: BLE001 - a local class: re-raised as RuntimeError naming it
+            self.exc_type = None
+        self.exc, self.origin = None, origin
+        return self
+
+    def reraise(self) -> None:
+        """Raise it in the caller: the same type where possible, naming the worker and the sample."""
+        msg = f"{self.message} [raised in {self.origin} while loading {self.where}]"
+        if self.traceback:
+            msg += f"\n\nTraceback in the worker:\n{self.traceback}"
+        try:
+            new = self.exc_type(msg) if self.exc_type is not None else None
+        except Exception:  # noqa: BLE001 - a constructor taking other arguments
+            new = None
+        if not isinstance(new, BaseException):
+            new = RuntimeError(f"{self.type_name}: {msg}")
+        raise new from self.exc
+
+
+class _TracedError(Exception):
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.where)
+        self.failure = failure
+
+
+def tensor_gather(dataset: Any) -> Callable[[list[int]], Any] | None:
+    """A function loading a whole batch with one indexing op per tensor, when that equals per-sample collation.
+
+    Only for exact ``TensorDataset`` (and ``Subset`` of one): subclasses may override ``__getitem__``.
+    """
+    if type(dataset) is TensorDataset:
+        n = len(dataset)
+
+        def gather(indices: list[int]) -> tuple[Any, ...]:
+            idx = [normalize_index(i, n, "TensorDataset") for i in indices]
+            return tuple(t[idx] for t in dataset.tensors)
+
+        return gather
+    if type(dataset) is Subset:
+        inner = tensor_gather(dataset.dataset)
+        if inner is None:
+            return None
+        sub = dataset
+
+        def gather_subset(indices: list[int]) -> Any:
+            m = len(sub.indices)
+            return inner([sub.indices[normalize_index(i, m, "Subset")] for i in indices])
+
+        return gather_subset
+    return None
+
+
+class Fetcher:
+    """How one batch is loaded: the dataset and the collation, the same in the main process and in workers.
+
+    Picklable (it is what a process worker receives) when the dataset and ``collate_fn`` are.
+    """
+
+    def __init__(
+        self,
+        dataset: Any,
+        collate_fn: Callable[[list[Any]], Any],
+        batch_size: int | None,
+        drop_last: bool,
+        batched: bool,
+    ) -> None:
+        self.dataset = dataset
+        self.batched = batched  # keys are lists of indices (a batch sampler), else single indices
+        self.collate_fn = collate_fn
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self._gather = tensor_gather(dataset) if collate_fn is default_collate else None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_gather"}  # a closure; rebuilt on arrival
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._gather = tensor_gather(self.dataset) if self.collate_fn is default_collate else None
+
+    def fetch(self, key: Any) -> Any:
+        """A batch for a list of indices, or one sample (``batch_size=None``) for an index."""
+        if self.batched:
+            if self._gather is not None:
+                return self._gather(key)
+            return self.collate_fn([self.dataset[i] for i in key])
+        sample = self.dataset[key]
+        return sample if self.collate_fn is default_collate else self.collate_fn(sample)
+
+    def fetch_traced(self, key: Any) -> Any:
+        """:meth:`fetch`, with a failure naming the dataset index (or the collate call) that raised."""
+        if not self.batched:
+            try:
+                return self.fetch(key)
+            except Exception as e:
+                raise _TracedError(Failure(e, f"dataset index {key}")) from e
+        if self._gather is not None:
+            try:
+                return self._gather(key)
+            except Exception as e:
+                raise _TracedError(Failure(e, f"the batch of dataset indices {key}")) from e
+        samples = []
+        for i in key:
+            try:
+                samples.append(self.dataset[i])
+            except Exception as e:
+                raise _TracedError(Failure(e, f"dataset index {i}")) from e
+        try:
+            return self.collate_fn(samples)
+        except Exception as e:
+            raise _TracedError(Failure(e, f"collate_fn for dataset indices {key}")) from e
+
+    def iterable_batches(self) -> Iterator[Any]:
+        """The batches of an iterable dataset, read from a new iterator of it."""
+        it = iter(self.dataset)
+        if self.batch_size is None:
+            for sample in it:
+                yield sample if self.collate_fn is default_collate else self.collate_fn(sample)
+            return
+        while True:
+            chunk = list(itertools.islice(it, self.batch_size))
+            if not chunk or (self.drop_last and len(chunk) < self.batch_size):
+                return
+            yield self.collate_fn(chunk)
+
+
+def _worker_loop(
+    worker_id: int,
+    num_workers: int,
+    seed: int,
+    fetcher: Fetcher,
+    iterable: bool,
+    worker_init_fn: Callable[[int], None] | None,
+    recv: Callable[[], Any],
+    send: Callable[[Any], None],
+) -> None:
+    """A worker's life: answer ``(task, epoch, key)`` messages with ``(task, epoch, kind, payload)`` until
+    ``None``; ``kind`` is ``"ok"``, ``"error"`` (a :class:`Failure`) or ``"stop"`` (iterable exhausted)."""
+    _local.info = WorkerInfo(worker_id, num_workers, seed, fetcher.dataset)
+    init_failure = None
+    if worker_init_fn is not None:
+        try:
+            worker_init_fn(worker_id)
+        except Exception as e:  # noqa: BLE001 - reported for every task this worker gets
+            init_failure = Failure(e, f"worker_init_fn({worker_id}), before any sample")
+    epoch, batches, count = None, iter(()), 0
+    while True:
+        msg = recv()
+        if msg is None:
+            return
+        task, task_epoch, key = msg
+        if init_failure is not None:
+            send((task, task_epoch, "error", init_failure))
+            continue
+        try:
+            if iterable:
+                if task_epoch != epoch:  # a new epoch: a new pass over this worker's stream
+                    epoch, batches, count = task_epoch, fetcher.iterable_batches(), 0
+                try:
+                    batch = next(batches)
+                except StopIteration:
+                    send((task, task_epoch, "stop", None))
+                    continue
+                except Exception as e:
+                    raise _TracedError(Failure(e, f"batch {count} of the iterable dataset")) from e
+                count += 1
+            else:
+                batch = fetcher.fetch_traced(key)
+        except _TracedError as traced:
+            send((task, task_epoch, "error", traced.failure))
+            continue
+        send((task, task_epoch, "ok", batch))
+
+
+# -- thread workers ----------------------------------------------------------------------------------
+def _thread_main(
+    worker_id: int,
+    num_workers: int,
+    seed: int,
+    fetcher: Fetcher,
+    iterable: bool,
+    worker_init_fn: Callable[[int], None] | None,
+    inbox: queue.SimpleQueue[Any],
+    outbox: queue.SimpleQueue[Any],
+    stop: threading.Event,
+) -> None:
+    def recv() -> Any:
+        msg = inbox.get()
+        while msg is not None and stop.is_set():  # stopping: skip the tasks still queued
+            msg = inbox.get()
+        return msg
+
+    def send(msg: tuple[Any, ...]) -> None:
+        task, epoch, kind, payload = msg
+        if kind == "ok":
+            try:
+                payload = evaluated(payload)
+            except Exception as e:  # noqa: BLE001 - a lazy op failing when computed
+                kind, payload = "error", Failure(e, "the batch (computing its lazy tensors)")
+        if kind == "error":
+            payload.origin = f"DataLoader worker thread {worker_id}"
+        outbox.put((task, epoch, kind, payload))
+
+    try:
+        _worker_loop(worker_id, num_workers, seed, fetcher, iterable, worker_init_fn, recv, send)
+    except BaseException as e:  # noqa: BLE001 - e.g. SystemExit in a dataset: the main side must not wait forever
+        outbox.put((None, None, "died", f"DataLoader worker thread {worker_id} stopped: {type(e).__name__}: {e}"))
+
+
+class _ThreadWorkers:
+    """``num_workers`` threads, each with its own task queue; results come back through one queue."""
+
+    kind = "thread"
+
+    def __init__(
+        self, fetcher: Fetcher, iterable: bool, num_workers: int, base_seed: int, worker_init_fn: Any, **_: Any
+    ) -> None:
+        evaluate_dataset_tensors(fetcher.dataset)  # lazy tensors made here cannot be evaluated in a worker
+        self._inboxes: list[queue.SimpleQueue[Any]] = [queue.SimpleQueue() for _ in range(num_workers)]
+        self._outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._stop = threading.Event()
+        self._threads = []
+        for i in range(num_workers):
+            t = threading.Thread(
+                target=_thread_main,
+                args=(
+                    i,
+                    num_workers,
+                    base_seed + i,
+                    fetcher,
+                    iterable,
+                    worker_init_fn,
+                    self._inboxes[i],
+                    self._outbox,
+                    self._stop,
+                ),
+                name=f"{WORKER_NAME_PREFIX}_{i}",
+                daemon=True,
+            )
+            t.start()
+            self._threads.append(t)
+
+    def send(self, worker_id: int, msg: Any) -> None:
+        self._inboxes[worker_id].put(msg)
+
+    def recv(self, timeout: float | None) -> Any:
+        """The next message from any worker, or None after ``timeout`` seconds."""
+        try:
+            msg = self._outbox.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if msg[2] == "died":
+            raise RuntimeError(msg[3])
+        return msg
+
+    def close(self, wait: bool = True) -> None:
+        """Stop the threads; join them unless ``wait`` is false (one may be stuck in a sample: after a timeout)."""
+        self._stop.set()
+        for inbox in self._inboxes:
+            inbox.put(None)
+        me = threading.current_thread()
+        for t in self._threads:
+            if wait and t is not me:  # garbage collection may run in a worker thread; it cannot join itself
+                t.join()
+        self._threads = []
+
+
+# -- process workers ---------------------------------------------------------------------------------
+def default_start_method() -> str:
+    """``spawn`` on macOS and Windows, ``forkserver`` elsewhere: never a plain ``fork`` by default.
+
+    Forking copies a process whose other threads (BLAS pools, MLX's, a thread-worker loader, the user's)
+    may hold locks that the child then waits on forever; Python 3.12 warns about it and 3.14 made
+    ``forkserver`` the default on Linux. macOS cannot fork a process that has used Metal or Accelerate.
+    """
+    return "spawn" if sys.platform in ("darwin", "win32") else "forkserver"
+
+
+_preload_set = False
+
+
+def mp_context(spec: Any) -> multiprocessing.context.BaseContext:
+    """The multiprocessing context for ``spec`` (None, a start method's name, or a context)."""
+    global _preload_set
+    if spec is None:
+        spec = default_start_method()
+    if isinstance(spec, str):
+        if spec not in multiprocessing.get_all_start_methods():
+            raise ValueError(
+                f"DataLoader: multiprocessing_context {spec!r} is not available here; "
+                f"expected one of {multiprocessing.get_all_start_methods()}"
+            )
+        ctx = multiprocessing.get_context(spec)
+    elif isinstance(spec, multiprocessing.context.BaseContext):
+        ctx = spec
+    else:
+        raise TypeError(
+            f"DataLoader: multiprocessing_context must be a start method's name or a multiprocessing context, "
+            f"got {type(spec).__name__}"
+        )
+    if ctx.get_start_method() == "forkserver" and not _preload_set:
+        # the server imports these once and every worker forked from it starts with them loaded; an eager
+        # default backend (NumPy: its import and SciPy's take most of a worker's start) is loaded there too
+        backend = lc.get_default_device().backend
+        if not backend.capabilities.get("lazy"):
+            os.environ.setdefault("LUCID_DATA_PRELOAD_BACKENDS", backend.name)
+        ctx.set_forkserver_preload(["__main__", "lucid_core", "lucid_data", "lucid_data._preload"])
+        _preload_set = True
+    return ctx
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(code).name
+    except ValueError:
+        return f"signal {code}"
+
+
+def _process_main(
+    worker_id: int,
+    num_workers: int,
+    seed: int,
+    fetcher: Fetcher,
+    iterable: bool,
+    worker_init_fn: Callable[[int], None] | None,
+    conn: connection.Connection,
+    stop: Any,
+    default_device: str,
+) -> None:
+    # Ctrl-C reaches the whole process group: the main process handles it and stops the workers
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    random.seed(seed)
+    lc.manual_seed(seed)
+    numpy = sys.modules.get("numpy")  # seeded only if this worker has it loaded (the dataset uses it)
+    if numpy is not None:
+        numpy.random.seed(seed % 2**32)
+    lc.set_default_device(default_device)
+    parent = multiprocessing.parent_process()
+    watch = [conn] if parent is None else [conn, parent.sentinel]
+    origin = f"DataLoader worker process {worker_id} (pid {os.getpid()})"
+
+    def recv() -> Any:
+        while True:
+            if conn not in connection.wait(watch):
+                return None  # the main process is gone: stop
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                return None
+            if msg is None or not stop.is_set():
+                return msg
+            # stopping: skip the tasks still queued, the main process no longer wants them
+
+    def send(msg: tuple[Any, ...]) -> None:
+        task, epoch, kind, payload = msg
+        if kind == "error":
+            payload = payload.portable(origin)
+        try:
+            # ForkingPickler: tensors go through shared memory (see _shm)
+            data = ForkingPickler.dumps((task, epoch, kind, payload), pickle.HIGHEST_PROTOCOL)
+        except Exception as e:  # noqa: BLE001 - an unpicklable batch: say so instead of dying
+            failure = Failure(e, "the batch (sending it to the main process failed; is it picklable?)")
+            data = ForkingPickler.dumps((task, epoch, "error", failure.portable(origin)))
+        conn.send_bytes(data)
+
+    try:
+        _worker_loop(worker_id, num_workers, seed, fetcher, iterable, worker_init_fn, recv, send)
+    except (BrokenPipeError, EOFError, ConnectionResetError):
+        pass  # the main process closed its end: nothing left to do
+
+
+class _ProcessWorkers:
+    """``num_workers`` processes, each with its own pipe; results are pickles, tensors in shared memory."""
+
+    kind = "process"
+
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        iterable: bool,
+        num_workers: int,
+        base_seed: int,
+        worker_init_fn: Any,
+        multiprocessing_context: Any = None,
+    ) -> None:
+        ctx = mp_context(multiprocessing_context)
+        # with "fork" the dataset is inherited, not sent as bytes: its lazy arrays must not cross unevaluated
+        evaluate_dataset_tensors(fetcher.dataset)
+        if os.name == "posix":
+            # one resource tracker for the main process and every worker: a segment created by a worker
+            # and unlinked here is then forgotten, and one left by a killed worker is removed at exit
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()
+        self.processes: list[Any] = []
+        self._conns: list[connection.Connection] = []
+        self._closed = False
+        self._stop = ctx.Event()
+        device = str(lc.get_default_device())
+        for i in range(num_workers):
+            mine, theirs = ctx.Pipe(duplex=True)
+            p = ctx.Process(
+                target=_process_main,
+                args=(i, num_workers, base_seed + i, fetcher, iterable, worker_init_fn, theirs, self._stop, device),
+                name=f"{WORKER_NAME_PREFIX}_{i}",
+                daemon=True,
+            )
+            try:
+                p.start()
+            except Exception as e:
+                mine.close()
+                theirs.close()
+                self.close()
+                if isinstance(e, (pickle.PicklingError, TypeError, AttributeError)):
+                    raise TypeError(
+                        f"DataLoader: process workers ({ctx.get_start_method()}) need a picklable dataset, "
+                        f"collate_fn and worker_init_fn: {e}. Define them at module level, or use "
+                        "worker_type='thread' (or multiprocessing_context='fork' where forking is safe)"
+                    ) from e
+                raise
+            theirs.close()
+            self.processes.append(p)
+            self._conns.append(mine)
+
+    def send(self, worker_id: int, msg: Any) -> None:
+        try:
+            self._conns[worker_id].send(msg)
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            self._raise_if_dead()
+            raise
+
+    def _raise_if_dead(self) -> None:
+        for i, p in enumerate(self.processes):
+            code = p.exitcode
+            if code is not None:
+                how = f"was killed by {_signal_name(-code)}" if code < 0 else f"exited with code {code}"
+                hint = " (SIGKILL often means the system ran out of memory)" if code == -signal.SIGKILL else ""
+                raise RuntimeError(
+                    f"DataLoader worker process {i} (pid {p.pid}) {how} while loading{hint}; "
+                    "the loader stopped its other workers"
+                )
+
+    def recv(self, timeout: float | None) -> Any:
+        """The next message from any worker, or None after ``timeout`` seconds; RuntimeError if one died."""
+        sentinels = [p.sentinel for p in self.processes]
+        ready = connection.wait(self._conns + sentinels, timeout)
+        for conn in self._conns:
+            if conn in ready:
+                try:
+                    return pickle.loads(conn.recv_bytes())
+                except (EOFError, OSError):
+                    break  # its process died mid-message: reported below
+        if ready:
+            for p in self.processes:
+                if p.sentinel in ready:
+                    p.join(timeout=0.5)  # it ended: let its exit code settle
+            self._raise_if_dead()
+        return None
+
+    def close(self, wait: bool = True) -> None:
+        """Ask every worker to stop, read what they still send (unlinking its shared memory), end them.
+
+        Each gets two seconds to finish its sample (none with ``wait=False``), then it is terminated."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        for conn in self._conns:
+            try:
+                conn.send(None)
+            except (OSError, ValueError):
+                pass
+        deadline = time.monotonic() + (2.0 if wait else 0.0)  # after a timeout, one may be stuck in a sample
+        while any(p.is_alive() for p in self.processes) and time.monotonic() < deadline:
+            self._drain(0.05)
+        self._drain(0)
+        for p in self.processes:
+            if p.is_alive():
+                p.terminate()
+        for p in self.processes:
+            p.join(timeout=2.0)
+            if p.is_alive():
+                p.kill()
+                p.join()
+        for conn in self._conns:
+            conn.close()
+        self._conns = []
+
+    def _drain(self, timeout: float) -> None:
+        for conn in connection.wait(self._conns, timeout):
+            try:
+                pickle.loads(conn.recv_bytes())  # rebuilding a tensor unlinks its segment
+            except Exception:  # noqa: BLE001 - a dead worker's pipe, or a backend gone at interpreter exit
+                pass
+
+
+# -- the main side ------------------------------------------------------------------------------------
+_open_iterators: weakref.WeakSet[WorkerIterator] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    # registered after multiprocessing's own exit hook, so it runs first: workers are asked to stop and
+    # their batches in flight are read (unlinking their shared memory) before multiprocessing kills them
+    for it in list(_open_iterators):
+        it.close(wait=False)
+
+
+class WorkerIterator:
+    """Iterates one epoch over the workers' results, in task order; with ``persistent`` it is reused.
+
+    ``close()`` (also called at exhaustion unless persistent, on an error and when the iterator is garbage
+    collected) stops the workers: threads are joined, processes end and leave no shared memory behind.
+    """
+
+    def __init__(
+        self,
+        worker_type: str,
+        fetcher: Fetcher,
+        iterable: bool,
+        num_workers: int,
+        prefetch_factor: int,
+        base_seed: int,
+        worker_init_fn: Callable[[int], None] | None,
+        timeout: float,
+        persistent: bool,
+        multiprocessing_context: Any,
+    ) -> None:
+        pool_type = _ProcessWorkers if worker_type == "process" else _ThreadWorkers
+        self._closed = True
+        self._workers = pool_type(
+            fetcher, iterable, num_workers, base_seed, worker_init_fn, multiprocessing_context=multiprocessing_context
+        )
+        self._closed = False
+        _open_iterators.add(self)
+        self._n = num_workers
+        self._depth = num_workers * prefetch_factor
+        self._iterable = iterable
+        self._timeout = timeout
+        self._persistent = persistent
+        self._epoch = -1
+        self._keys: Iterator[Any] = iter(())
+        self._next_task = self._next_out = 0
+        self._owner: dict[int, int] = {}  # task -> worker, for tasks not yet yielded
+        self._results: dict[int, tuple[str, Any]] = {}
+        self._active: list[bool] = []
+        self._turn = itertools.cycle(range(num_workers))
+
+    @property
+    def closed(self) -> bool:
+        """Whether the workers have been stopped (the iterator cannot be reused)."""
+        return self._closed
+
+    def start_epoch(self, keys: Iterator[Any] | None) -> WorkerIterator:
+        """Begin a pass: ``keys`` are what to load (``None`` for an iterable dataset); returns self."""
+        self._epoch += 1
+        self._keys = itertools.repeat(None) if keys is None else keys
+        self._owner, self._results = {}, {}
+        self._next_out = self._next_task
+        self._active = [True] * self._n
+        self._turn = itertools.cycle(range(self._n))
+        self._fill()
+        return self
+
+    def _fill(self) -> None:
+        while not self._closed and len(self._owner) < self._depth and any(self._active):
+            key = next(self._keys, _DONE)
+            if key is _DONE:
+                return
+            worker = next(self._turn)
+            while not self._active[worker]:
+                worker = next(self._turn)
+            self._workers.send(worker, (self._next_task, self._epoch, key))
+            self._owner[self._next_task] = worker
+            self._next_task += 1
+
+    def __iter__(self) -> WorkerIterator:
+        return self
+
+    def __next__(self) -> Any:
+        while True:
+            if self._closed or self._next_out not in self._owner:
+                if not self._persistent:
+                    self.close()
+                raise StopIteration
+            task = self._next_out
+            if task not in self._results:
+                self._wait_for(task)
+                continue
+            kind, payload = self._results.pop(task)
+            worker = self._owner.pop(task)
+            self._next_out += 1
+            if kind == "stop":  # this worker's share of an iterable dataset is done
+                self._active[worker] = False
+                self._fill()
+                continue
+            if kind == "error":
+                if not self._persistent:
+                    self.close()
+                payload.reraise()
+            self._fill()  # top up before handing the batch over, so loading overlaps the caller's work
+            return payload
+
+    def _wait_for(self, task: int) -> None:
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
+        try:
+            while task not in self._results:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise _TimeoutError(
+                        f"DataLoader timed out: no batch from worker {self._owner[task]} in {self._timeout} s "
+                        "(the timeout argument); is a sample stuck?"
+                    )
+                msg = self._workers.recv(remaining)
+                if msg is not None and msg[1] == self._epoch and msg[0] in self._owner:
+                    self._results[msg[0]] = (msg[2], msg[3])
+                # else: a late result of an epoch left early; its tensors are already freed
+        except BaseException as e:  # a dead worker, the timeout, or Ctrl-C while waiting: stop everything
+            # after a timeout a worker thread may be stuck in its sample: do not wait for it
+            self.close(wait=not isinstance(e, _TimeoutError))
+            raise
+
+    def close(self, wait: bool = True) -> None:
+        """Stop the workers (threads joined, processes ended); further ``next`` raises StopIteration."""
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        self._owner, self._results = {}, {}
+        self._workers.close(wait)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit modules may already be gone
+            pass
+
+
+_DONE = object()
+
+
+class _TimeoutError(RuntimeError):
+    """No batch within the loader's ``timeout``."""
