@@ -18,10 +18,41 @@ __all__ = [
 ]  # fmt: skip
 
 
+# Python types that hold no number: NumPy would make an object or string array of them.
+_NOT_NUMBERS = (type(None), str, bytes, bytearray, dict, set, frozenset)
+# Protocols through which an object can hand over numbers (NumPy scalars, buffers, other arrays).
+_ARRAY_PROTOCOLS = ("__dlpack__", "__array__", "__array_interface__", "__array_struct__", "__buffer__")
+_ACCEPTED = (
+    "a Tensor, an array (DLPack, __array__ or a buffer), or (nested lists of) Python bool, int, float or complex"
+)
+
+
+def _reject(obj: Any, where: str = "") -> None:
+    raise TypeError(
+        f"asarray: got {type(obj).__name__}{where}, which holds no number Lucid has a dtype for; expected {_ACCEPTED}"
+    )
+
+
+def _holds_numbers(o: Any) -> builtins.bool:
+    """Whether ``o`` (not a list or tuple) may convert to numbers: scalars, arrays, number-like objects."""
+    if isinstance(o, _NOT_NUMBERS):
+        return False
+    if isinstance(o, (builtins.bool, int, float, complex, Tensor)):
+        return True
+    if builtins.any(hasattr(o, p) for p in _ARRAY_PROTOCOLS):
+        return True
+    # number-like objects (Fraction, Decimal, NumPy scalars) and other sequences (range)
+    return builtins.any(hasattr(o, p) for p in ("__index__", "__float__", "__complex__", "__len__"))
+
+
 def _infer_dtype(obj: Any) -> dt.DType | None:
-    """Lucid's dtype for Python data: bool, int64, float32 (the default float) or complex64."""
+    """Lucid's dtype for Python data: bool, int64, float32 (the default float) or complex64.
+
+    Raises TypeError for elements that hold no number (None, strings, dicts, sets, bare objects).
+    """
     kind = 0  # 0 bool, 1 int, 2 float, 3 complex
     seen = False
+    known = True
     stack = [obj]
     while stack:
         o = stack.pop()
@@ -37,10 +68,12 @@ def _infer_dtype(obj: Any) -> dt.DType | None:
             kind = builtins.max(kind, 2)
         elif isinstance(o, complex):
             kind = 3
-        elif isinstance(o, Tensor):
-            return None
+        elif not _holds_numbers(o):
+            _reject(o, " inside a " + type(obj).__name__ if o is not obj else "")
         else:
-            return None  # e.g. NumPy scalars inside a list: let the backend decide
+            known = False  # e.g. NumPy scalars or tensors inside a list: let the backend decide
+    if not known:
+        return None
     if not seen:
         return dt.default_float
     return (dt.bool, dt.default_int, dt.default_float, dt.complex64)[kind]
@@ -98,7 +131,10 @@ def asarray(
                 from .._registry import default_device
 
                 dev = default_device()
-            if target is None and isinstance(obj, (builtins.bool, int, float, complex, list, tuple)):
+            if isinstance(obj, (list, tuple)) or not _holds_numbers(obj):
+                inferred = _infer_dtype(obj)  # raises for data with no Lucid dtype
+                target = inferred if target is None else target
+            elif target is None and isinstance(obj, (builtins.bool, int, float, complex)):
                 target = _infer_dtype(obj)
             if isinstance(obj, (list, tuple)) and obj and _has_tensor(obj):
                 obj = _tensors_to_lists(obj)
@@ -106,10 +142,24 @@ def asarray(
                 data = dev.backend.asarray(obj, target, dev, copy)
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"asarray: cannot make a tensor from {type(obj).__name__}: {exc}") from None
-        out = _new_tensor(dev.backend.canonical(data), dev)
+        data = dev.backend.canonical(data)
+        _check_native_dtype(data, dev, obj)
+        out = _new_tensor(data, dev)
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+def _check_native_dtype(data: Any, dev: Device, obj: Any) -> None:
+    """An array whose dtype Lucid lacks (NumPy object, string, datetime) fails here, not at first use."""
+    native = getattr(data, "dtype", None)
+    try:
+        dev.backend.lucid_dtype(native)
+    except TypeError:
+        raise TypeError(
+            f"asarray: got {type(obj).__name__} whose data has dtype {native!r} on {dev}, which no Lucid dtype "
+            f"holds; expected {_ACCEPTED} (dtypes: {', '.join(d.name for d in dev.backend.dtypes)})"
+        ) from None
 
 
 def _has_tensor(obj: Any) -> builtins.bool:
