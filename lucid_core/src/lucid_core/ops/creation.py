@@ -198,7 +198,7 @@ def _shape(shape: Any, name: str) -> tuple[int, ...]:
 
 
 def _varshape(dims: tuple[Any, ...], shape: Any, name: str) -> tuple[int, ...]:
-    # accept zeros(2, 3) as well as zeros((2, 3)) and the standard's zeros(shape=(2, 3))
+    # accept randn(2, 3) as well as randn((2, 3)) and randn(shape=(2, 3))
     if shape is not None:
         if dims:
             raise TypeError(f"{name}: got the shape both positionally {dims} and as shape={shape!r}; give one")
@@ -207,6 +207,19 @@ def _varshape(dims: tuple[Any, ...], shape: Any, name: str) -> tuple[int, ...]:
     if len(shape) == 1 and not isinstance(shape[0], int) and hasattr(shape[0], "__len__"):
         return _shape(shape[0], name)
     return _shape(shape, name)
+
+
+def _shape_arg(shape: Any, dims: tuple[Any, ...], name: str) -> tuple[int, ...]:
+    """The shape of ``zeros(shape)`` (the standard), ``zeros((2, 3))`` or ``zeros(2, 3)`` (PyTorch)."""
+    if shape is None:
+        if dims:
+            raise TypeError(f"{name}: got dimensions {dims} after shape=None; give the shape as one tuple")
+        return ()
+    if not dims:
+        return _shape(shape, name)
+    if not hasattr(shape, "__index__") or builtins.any(not hasattr(d, "__index__") for d in dims):
+        raise TypeError(f"{name}: give the shape as one tuple or as ints, got {(shape, *dims)!r}")
+    return _shape((shape, *dims), name)
 
 
 def _dev_dtype(dtype: Any, device: Any, default: dt.DType = dt.default_float) -> tuple[Device, dt.DType]:
@@ -227,24 +240,24 @@ def _filled(kind: str, shape: tuple[int, ...], dtype: Any, device: Any, requires
 
 
 def zeros(
-    *dims: Any, shape: Any = None, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    shape: Any = None, *dims: int, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
-    """A tensor of zeros (``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(shape=(2, 3))``)."""
-    return _filled("zeros", _varshape(dims, shape, "zeros"), dtype, device, requires_grad)
+    """A tensor of zeros (``zeros((2, 3))``, ``zeros(shape=(2, 3))`` or ``zeros(2, 3)``)."""
+    return _filled("zeros", _shape_arg(shape, dims, "zeros"), dtype, device, requires_grad)
 
 
 def ones(
-    *dims: Any, shape: Any = None, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    shape: Any = None, *dims: int, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
     """A tensor of ones (the shape as in :func:`zeros`)."""
-    return _filled("ones", _varshape(dims, shape, "ones"), dtype, device, requires_grad)
+    return _filled("ones", _shape_arg(shape, dims, "ones"), dtype, device, requires_grad)
 
 
 def empty(
-    *dims: Any, shape: Any = None, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    shape: Any = None, *dims: int, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
     """An uninitialised tensor (its values are whatever the backend leaves)."""
-    return _filled("empty", _varshape(dims, shape, "empty"), dtype, device, requires_grad)
+    return _filled("empty", _shape_arg(shape, dims, "empty"), dtype, device, requires_grad)
 
 
 def full(
