@@ -110,3 +110,32 @@ def test_complex_expm1_special_cases():
 def test_complex_tanh_at_infinite_real_part(device):
     z = lc.asarray([complex(inf, 1.0), complex(inf, -1.0), complex(-inf, 2.0), complex(inf, 0.0)], device=device)
     _same(lc.tanh(z).tolist(), [complex(1, 0.0), complex(1, -0.0), complex(-1, 0.0), complex(1, 0.0)])
+
+
+def test_meshgrid_and_broadcast_arrays_return_tuples(device):
+    a, b = lc.ones(2, device=device), lc.ones(3, device=device)
+    grids = lc.meshgrid(a, b)
+    assert isinstance(grids, tuple) and [g.shape for g in grids] == [(3, 2), (3, 2)]
+    out = lc.broadcast_arrays(a, lc.ones((4, 1), device=device))
+    assert isinstance(out, tuple) and [o.shape for o in out] == [(4, 2), (4, 2)]
+
+
+def test_expand_dims_out_of_range_is_an_index_error_and_repeated_axes_a_value_error(device):
+    x = lc.ones((2, 3), device=device)
+    for axis in (3, -4):
+        with pytest.raises(IndexError, match="expand_dims: axis .* is out of range"):
+            lc.expand_dims(x, axis=axis)
+    with pytest.raises(ValueError, match="more than once"):
+        lc.expand_dims(x, axis=(0, -4))
+    assert lc.expand_dims(x, axis=(0, -1)).shape == (1, 2, 3, 1)
+
+
+def test_repeat_broadcasts_one_count(device):
+    assert lc.repeat(lc.ones(0, device=device), lc.asarray([2], device=device)).shape == (0,)
+    assert lc.repeat(lc.asarray([1, 2], device=device), [2]).tolist() == [1, 1, 2, 2]
+
+
+def test_isin_takes_a_scalar_of_the_tensors_kind(device):
+    x = lc.asarray([0, 5], dtype=lc.uint32, device=device)
+    assert lc.isin(x, 0).tolist() == [True, False]
+    assert lc.isin(5, x).tolist() is True

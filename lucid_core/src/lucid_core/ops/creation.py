@@ -388,8 +388,8 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
     return _new_tensor(dev.backend.canonical(dev.xp.from_dlpack(x)), dev)
 
 
-def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
-    """Coordinate grids from 1-D tensors (``indexing="xy"`` or ``"ij"``)."""
+def meshgrid(*arrays: Tensor, indexing: str = "xy") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors (``indexing="xy"`` or ``"ij"``), as a tuple (2025.12, PyTorch)."""
     from .manipulation import broadcast_to, reshape
 
     if indexing not in ("xy", "ij"):
@@ -406,4 +406,4 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
         shape = [1] * n
         shape[pos] = a.size
         out.append(broadcast_to(reshape(a, shape), tuple(sizes)))
-    return out
+    return tuple(out)
