@@ -4,9 +4,11 @@ from __future__ import annotations
 
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
     "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
 ]  # fmt: skip
+
+import math
 
 import lucid_core as lc
 from lucid_core import Tensor
@@ -372,6 +374,65 @@ def kl_div(x: Tensor, target: Tensor, reduction: str = "mean", log_target: bool 
 def _hinge(v: Tensor) -> Tensor:
     """max(v, 0) with PyTorch's ``clamp_min`` gradient: it passes whole at v = 0 (``maximum`` splits ties)."""
     return lc.clip(v, min=0.0)
+
+
+def poisson_nll_loss(
+    x: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    eps: float = 1e-8,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of ``target`` under a Poisson distribution with rate ``x``.
+
+    Args:
+        log_input: ``x`` is the log of the rate (``exp(x) - target * x``); else the rate itself
+            (``x - target * log(x + eps)``, ``eps`` keeping the log finite at rate 0).
+        full: add Stirling's approximation of ``log(target!)`` (for targets above 1, as PyTorch does).
+    """
+    x, target = _pair(x, target, "poisson_nll_loss")
+    _check_reduction(reduction, "poisson_nll_loss")
+    loss = lc.exp(x) - target * x if log_input else x - target * lc.log(x + eps)
+    if full:
+        big = target > 1
+        t = lc.where(big, target, lc.ones_like(target))  # a stand-in keeps log finite where the term is masked
+        stirling = t * lc.log(t) - t + 0.5 * lc.log(2 * math.pi * t)
+        loss = loss + lc.where(big, stirling, lc.zeros_like(stirling))
+    return _reduce(loss, reduction, "poisson_nll_loss")
+
+
+def gaussian_nll_loss(
+    x: Tensor,
+    target: Tensor,
+    var: Tensor,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of ``target`` under a Gaussian with mean ``x`` and variance ``var``.
+
+    ``0.5 * (log(var) + (x - target)**2 / var)`` (plus ``0.5 * log(2 pi)`` when ``full``). ``var`` may
+    have ``x``'s shape, lack its last axis, or have size 1 there (one variance for all). Variances
+    below ``eps`` are raised to ``eps`` for the value only: as in PyTorch, the gradient reaches ``var``
+    as if there were no floor.
+    """
+    x, target = _pair(x, target, "gaussian_nll_loss")
+    _check_reduction(reduction, "gaussian_nll_loss")
+    if not isinstance(var, Tensor):
+        raise TypeError(f"gaussian_nll_loss: var must be a Tensor, got {type(var).__name__}")
+    if var.shape != x.shape:
+        if x.shape[:-1] == var.shape:
+            var = lc.expand_dims(var, axis=-1)
+        elif not (x.shape[:-1] == var.shape[:-1] and var.shape[-1:] == (1,)):
+            raise ValueError(f"gaussian_nll_loss: var of shape {var.shape} does not fit input of shape {x.shape}")
+    if var.size and float(lc.min(var).item()) < 0:
+        raise ValueError("gaussian_nll_loss: var has negative entries")
+    floored = var + (lc.maximum(var, eps) - var).detach()  # the value of max(var, eps), the gradient of var
+    loss = 0.5 * (lc.log(floored) + (x - target) ** 2 / floored)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction, "gaussian_nll_loss")
 
 
 # -- embeddings and ranking ---------------------------------------------------------------------------------
