@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import _dtypes as dt
 from .._autograd import Function
@@ -27,7 +27,7 @@ _ACCEPTED = (
 )
 
 
-def _reject(obj: Any, where: str = "") -> None:
+def _reject(obj: Any, where: str = "") -> NoReturn:
     raise TypeError(
         f"asarray: got {type(obj).__name__}{where}, which holds no number Lucid has a dtype for; expected {_ACCEPTED}"
     )
