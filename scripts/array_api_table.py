@@ -7,6 +7,7 @@ the public test suite (data-apis/array-api-tests) come from docs/array-api-suite
 
     python scripts/array_api_table.py            # writes docs/array-api.md
     python scripts/array_api_table.py --check    # exits 1 when the file is out of date
+    # store the totals of a run of the public suite (its pytest-json-report), then write the page:
     python scripts/array_api_table.py --record-suite report.json --suite-checkout ../array-api-tests
 """
 
@@ -33,11 +34,19 @@ SUITE = ROOT / "docs" / "array-api-suite.json"
 # How the public suite is run (its checkout stays outside this repository). The totals in SUITE come
 # from the last run of exactly this, on the numpy backend (lucid_core's default device).
 SUITE_VERSION = "2025.12"
-SUITE_COMMAND = (
-    f"ARRAY_API_TESTS_MODULE=lucid_core ARRAY_API_TESTS_VERSION={SUITE_VERSION} "
-    "python -m pytest array_api_tests -q -p no:cacheprovider --disable-deadline "
-    "--json-report --json-report-file=report.json"
-)
+
+
+def suite_command(max_examples: int | None = None) -> str:
+    """The suite's command line (``max_examples``: Hypothesis examples per test, its default 100 when None)."""
+    examples = "" if max_examples is None else f" --max-examples={max_examples}"
+    return (
+        f"ARRAY_API_TESTS_MODULE=lucid_core ARRAY_API_TESTS_VERSION={SUITE_VERSION} "
+        f"python -m pytest array_api_tests -q -p no:cacheprovider{examples} --disable-deadline "
+        "--json-report --json-report-file=report.json"
+    )
+
+
+SUITE_COMMAND = suite_command()
 SUITE_STEPS: list[tuple[str, str]] = [
     (
         "git clone --recurse-submodules https://github.com/data-apis/array-api-tests.git",
@@ -47,8 +56,8 @@ SUITE_STEPS: list[tuple[str, str]] = [
     ("pip install -r array-api-tests/requirements.txt", "into the environment where Lucid is installed"),
     (
         f"cd array-api-tests && {SUITE_COMMAND}",
-        "Hypothesis's default 100 examples per test; no deadline, since timings on a loaded machine say "
-        "nothing about conformance; `-k NAME` runs a part while fixing",
+        "Hypothesis's default 100 examples per test (`--max-examples=N` for a quicker run); no deadline, since "
+        "timings on a loaded machine say nothing about conformance; `-k NAME` runs a part while fixing",
     ),
     (
         "python scripts/array_api_table.py --record-suite array-api-tests/report.json --suite-checkout array-api-tests",
@@ -336,7 +345,7 @@ def _sub(ns: Any, name: str) -> Any:
         return getattr(ns, name, None)
 
 
-def record_suite(report: Path, checkout: Path | None) -> dict[str, Any]:
+def record_suite(report: Path, checkout: Path | None, max_examples: int | None = None) -> dict[str, Any]:
     """Totals and failures of a pytest-json-report run of array-api-tests, as stored in SUITE."""
     data = json.loads(report.read_text())
     summary = data["summary"]
@@ -354,7 +363,7 @@ def record_suite(report: Path, checkout: Path | None) -> dict[str, Any]:
         "module": "lucid_core",
         "backend": "numpy",
         "date": when.strftime("%Y-%m-%d %H:%M UTC"),
-        "command": SUITE_COMMAND,
+        "command": suite_command(max_examples),
         "passed": summary.get("passed", 0),
         "failed": summary.get("failed", 0),
         "skipped": summary.get("skipped", 0),
@@ -447,9 +456,12 @@ def main() -> int:
         help="store the totals of an array-api-tests pytest-json-report in docs/array-api-suite.json",
     )
     parser.add_argument("--suite-checkout", type=Path, metavar="DIR", help="the array-api-tests checkout (its commit)")
+    parser.add_argument("--suite-max-examples", type=int, metavar="N", help="the --max-examples the run used")
     args = parser.parse_args()
     if args.record_suite is not None:
-        SUITE.write_text(json.dumps(record_suite(args.record_suite, args.suite_checkout), indent=1) + "\n")
+        SUITE.write_text(
+            json.dumps(record_suite(args.record_suite, args.suite_checkout, args.suite_max_examples), indent=1) + "\n"
+        )
         print(f"wrote {SUITE}")
     text = build()
     if args.check:

@@ -362,8 +362,9 @@ def _with_imag_sign(xp: Any, value: Any, im: Any) -> Any:
 def _expm1_special(xp: Any, z: Any, out: Any) -> Any:
     """The standard's complex expm1 on the real axis and at infinite real parts."""
     re, im = xp.real(z), xp.imag(z)
-    # on the real axis the result is real (expm1(+inf + 0j) = +inf + 0j, expm1(NaN + 0j) = NaN + 0j)
-    out = xp.where(im == 0, _with_imag_sign(xp, xp.astype(xp.expm1(re), z.dtype), im), out)
+    # on the real axis the result is real (expm1(+inf + 0j) = +inf + 0j, expm1(NaN + 0j) = NaN + 0j); "+ 0.0"
+    # turns expm1(-0) into +0, as exp(-0 + 0j) - 1 gives and the standard asks (0 + 0j for a = +-0, b = +0)
+    out = xp.where(im == 0, _with_imag_sign(xp, xp.astype(xp.expm1(re) + 0.0, z.dtype), im), out)
     wild = ~xp.isfinite(im)  # exp(-inf) * cis(inf or NaN) is 0, not NaN; exp(+inf) * cis(...) is inf + NaN j
     out = xp.where((re == -math.inf) & wild, xp.asarray(complex(-1.0, 0.0), dtype=z.dtype), out)
     return xp.where((re == math.inf) & wild, xp.asarray(complex(math.inf, math.nan), dtype=z.dtype), out)
