@@ -61,7 +61,8 @@ SUITE_STEPS: list[tuple[str, str]] = [
     ),
     (
         "python scripts/array_api_table.py --record-suite array-api-tests/report.json --suite-checkout array-api-tests",
-        "from this repository: writes docs/array-api-suite.json and regenerates this page",
+        "from this repository, adding `--suite-max-examples N` if step 3 used it: writes "
+        "docs/array-api-suite.json and regenerates this page",
     ),
 ]
 
