@@ -1,17 +1,24 @@
 """Generate docs/array-api.md: every name of the Array API standard (2024.12) and its status per backend.
 
 The status is found by calling each function on each installed backend with small inputs, not
-written by hand; signatures are compared with array-api-strict's when it is installed.
+written by hand; signatures are compared with array-api-strict's when it is installed. The totals of
+the public test suite (data-apis/array-api-tests) come from docs/array-api-suite.json, which
+``--record-suite`` writes from the suite's pytest-json-report output (see SUITE_STEPS for the run).
 
     python scripts/array_api_table.py            # writes docs/array-api.md
     python scripts/array_api_table.py --check    # exits 1 when the file is out of date
+    # store the totals of a run of the public suite (its pytest-json-report), then write the page:
+    python scripts/array_api_table.py --record-suite report.json --suite-checkout ../array-api-tests
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import importlib
 import inspect
+import json
+import subprocess
 import sys
 import warnings
 from collections.abc import Callable
@@ -22,6 +29,42 @@ import lucid_core as lc
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "array-api.md"
+SUITE = ROOT / "docs" / "array-api-suite.json"
+
+# How the public suite is run (its checkout stays outside this repository). The totals in SUITE come
+# from the last run of exactly this, on the numpy backend (lucid_core's default device).
+SUITE_VERSION = "2025.12"
+
+
+def suite_command(max_examples: int | None = None) -> str:
+    """The suite's command line (``max_examples``: Hypothesis examples per test, its default 100 when None)."""
+    examples = "" if max_examples is None else f" --max-examples={max_examples}"
+    return (
+        f"ARRAY_API_TESTS_MODULE=lucid_core ARRAY_API_TESTS_VERSION={SUITE_VERSION} "
+        f"python -m pytest array_api_tests -q -p no:cacheprovider{examples} --disable-deadline "
+        "--json-report --json-report-file=report.json"
+    )
+
+
+SUITE_COMMAND = suite_command()
+SUITE_STEPS: list[tuple[str, str]] = [
+    (
+        "git clone --recurse-submodules https://github.com/data-apis/array-api-tests.git",
+        "outside this repository; its `array-api` submodule is the spec it tests against; check out the "
+        "commit named above to compare totals",
+    ),
+    ("pip install -r array-api-tests/requirements.txt", "into the environment where Lucid is installed"),
+    (
+        f"cd array-api-tests && {SUITE_COMMAND}",
+        "Hypothesis's default 100 examples per test (`--max-examples=N` for a quicker run); no deadline, since "
+        "timings on a loaded machine say nothing about conformance; `-k NAME` runs a part while fixing",
+    ),
+    (
+        "python scripts/array_api_table.py --record-suite array-api-tests/report.json --suite-checkout array-api-tests",
+        "from this repository, adding `--suite-max-examples N` if step 3 used it: writes "
+        "docs/array-api-suite.json and regenerates this page",
+    ),
+]
 
 # The 2024.12 standard, by section. Each probe gets (namespace, device) and calls the name.
 F = "float64"
@@ -303,6 +346,56 @@ def _sub(ns: Any, name: str) -> Any:
         return getattr(ns, name, None)
 
 
+def record_suite(report: Path, checkout: Path | None, max_examples: int | None = None) -> dict[str, Any]:
+    """Totals and failures of a pytest-json-report run of array-api-tests, as stored in SUITE."""
+    data = json.loads(report.read_text())
+    summary = data["summary"]
+    commit = None
+    if checkout is not None:
+        commit = subprocess.run(
+            ["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    failed = sorted(t["nodeid"].split("array_api_tests/")[-1] for t in data["tests"] if t["outcome"] == "failed")
+    when = datetime.datetime.fromtimestamp(data["created"], tz=datetime.timezone.utc)
+    return {
+        "suite": "data-apis/array-api-tests",
+        "suite_commit": commit,
+        "api_version": SUITE_VERSION,
+        "module": "lucid_core",
+        "backend": "numpy",
+        "date": when.strftime("%Y-%m-%d %H:%M UTC"),
+        "command": suite_command(max_examples),
+        "passed": summary.get("passed", 0),
+        "failed": summary.get("failed", 0),
+        "skipped": summary.get("skipped", 0),
+        "total": summary.get("total", 0),
+        "failures": failed,
+    }
+
+
+def suite_section() -> list[str]:
+    """The public suite's totals (from SUITE) and how to reproduce them."""
+    lines = ["## Public test suite (data-apis/array-api-tests)", ""]
+    if SUITE.exists():
+        r = json.loads(SUITE.read_text())
+        commit = f" at commit `{r['suite_commit'][:12]}`" if r.get("suite_commit") else ""
+        lines += [
+            f"**{r['passed']} passed, {r['failed']} failed, {r['skipped']} skipped** ({r['total']} tests) — "
+            f"API {r['api_version']}, module `{r['module']}` on the {r['backend']} backend, {r['date']}, "
+            f"{r['suite']}{commit}.",
+            "",
+            f"Command: `{r['command']}`",
+            "",
+        ]
+        if r["failures"]:
+            lines += ["Failing tests in that run:", ""] + [f"- `{f}`" for f in r["failures"]] + [""]
+    else:
+        lines += ["Not run yet (no docs/array-api-suite.json).", ""]
+    lines += ["To reproduce (the suite is not vendored here):", ""]
+    lines += [f"{i}. `{command}` ({note})" for i, (command, note) in enumerate(SUITE_STEPS, 1)]
+    return [*lines, ""]
+
+
 def build() -> str:
     """The Markdown table, computed from the installed backends."""
     backends = [b.name for b in lc.backends() if b.status == "ok"]
@@ -350,14 +443,27 @@ def build() -> str:
         lines.append(row(name, {b: _status(lambda p=probe, d=devices[b]: p(d)) for b in backends}))
     lines.append("")
     summary = ", ".join(f"{b}: {ok}/{n} ok" for b, (ok, n) in counts.items())
-    lines[8:8] = [f"Summary: {summary}.", ""]
+    lines[8:8] = [f"Summary: {summary}.", "", *suite_section()]
     return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if docs/array-api.md is out of date")
+    parser.add_argument(
+        "--record-suite",
+        type=Path,
+        metavar="REPORT",
+        help="store the totals of an array-api-tests pytest-json-report in docs/array-api-suite.json",
+    )
+    parser.add_argument("--suite-checkout", type=Path, metavar="DIR", help="the array-api-tests checkout (its commit)")
+    parser.add_argument("--suite-max-examples", type=int, metavar="N", help="the --max-examples the run used")
     args = parser.parse_args()
+    if args.record_suite is not None:
+        SUITE.write_text(
+            json.dumps(record_suite(args.record_suite, args.suite_checkout, args.suite_max_examples), indent=1) + "\n"
+        )
+        print(f"wrote {SUITE}")
     text = build()
     if args.check:
         if not OUT.exists() or OUT.read_text() != text:

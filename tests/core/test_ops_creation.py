@@ -122,8 +122,8 @@ def test_filled_takes_the_standard_shape_keyword(device, name):
     assert fn(shape=(2, 3), device=device).shape == (2, 3)
     assert fn(shape=4, dtype=lc.int32, device=device).shape == (4,)
     assert fn(shape=(), device=device).shape == ()
-    with pytest.raises(TypeError, match=rf"{name}: got the shape both positionally \(2,\) and as shape=\(3,\)"):
-        fn(2, shape=(3,), device=device)
+    with pytest.raises(TypeError, match="multiple values for argument 'shape'"):
+        fn(2, shape=(3,), device=device)  # shape is the standard's first parameter
     with pytest.raises(ValueError, match=f"{name}: negative dimension"):
         fn(shape=(-1,), device=device)
 

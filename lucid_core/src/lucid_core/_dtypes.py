@@ -85,6 +85,8 @@ ALL_DTYPES: tuple[DType, ...] = (
     float16, float32, float64, complex64, complex128,
 )  # fmt: skip
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
+# Lucid's dtypes that the Array API standard does not define (not listed by ``__array_namespace_info__``)
+EXTENSION_DTYPES: tuple[DType, ...] = (float16,)
 
 default_float = float32
 default_int = int64
@@ -247,7 +249,11 @@ _FINFO = {
 
 
 def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - the standard's parameter name
-    """Limits of a floating-point dtype (or of a tensor's dtype)."""
+    """Limits of a floating-point dtype (or of a tensor's dtype).
+
+    For a complex dtype these are the limits of its real and imaginary parts, and ``dtype`` is the
+    real floating dtype of the same precision (complex64 gives float32's info), as the standard says.
+    """
     from ._tensor import Tensor
 
     dtype = type.dtype if isinstance(type, Tensor) else type
@@ -255,7 +261,7 @@ def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - the standard's paramete
         raise TypeError(f"finfo: expected a floating-point dtype, got {dtype!r}")
     bits = dtype.bits if dtype.kind == "f" else dtype.bits // 2
     eps, mx, tiny = _FINFO[bits]
-    return finfo_object(bits, eps, mx, -mx, tiny, dtype)
+    return finfo_object(bits, eps, mx, -mx, tiny, {16: float16, 32: float32, 64: float64}[bits])
 
 
 def iinfo(type: Any, /) -> iinfo_object:  # noqa: A002

@@ -25,7 +25,8 @@ class _Info:
 
         return default_device()
 
-    def devices(self) -> list[Any]:
+    def devices(self) -> tuple[Any, ...]:
+        """Every device of every loadable backend (a tuple, as the 2025.12 standard asks)."""
         from ._registry import _state, discover
 
         discover()
@@ -35,7 +36,7 @@ class _Info:
                 out.extend(b.devices.values())
             except Exception:  # noqa: BLE001 - a broken backend has no devices
                 continue
-        return out
+        return tuple(out)
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
         return {
@@ -46,11 +47,18 @@ class _Info:
         }
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, Any]:
+        """The standard's dtypes that ``device`` holds, optionally only those of ``kind``.
+
+        float16 is a Lucid extension (for mixed precision, as in PyTorch), not a dtype of the
+        standard, so it is not listed here; ``lucid_core.float16`` still works where the backend has it.
+        """
         from ._registry import resolve_device
 
         dev = resolve_device(device)
         out = {}
         for d in dt.ALL_DTYPES:
+            if d in dt.EXTENSION_DTYPES:
+                continue
             if d in dev.backend.dtypes and (kind is None or dt.isdtype(d, kind)):
                 out[d.name] = d
         return out

@@ -210,8 +210,19 @@ class Tensor:
         arr = self._device.backend.to_numpy(self._data)
         return arr if dtype is None else arr.astype(dtype)
 
-    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._data.__dlpack__(*args, **kwargs)
+    def __dlpack__(
+        self,
+        /,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[Any, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """A DLPack capsule of the data (the standard's signature; forwarded to the native array)."""
+        given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        # pass only what the caller set: older native arrays do not know the newer keywords
+        return self._data.__dlpack__(**{k: v for k, v in given.items() if v is not None})
 
     def __dlpack_device__(self) -> Any:
         return self._data.__dlpack_device__()

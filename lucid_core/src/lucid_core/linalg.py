@@ -479,6 +479,9 @@ def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
     """The ``offset``-th diagonal of each matrix (over the last two axes)."""
     if not isinstance(x, Tensor) or x.ndim < 2:
         raise ValueError(f"linalg.diagonal: expected a stack of matrices, got {getattr(x, 'shape', x)!r}")
+    if x.dtype is dt.bool:
+        # the selection products below need numbers; each output sums one element, so int8 is exact
+        return astype(diagonal(astype(x, dt.int8), offset=offset), dt.bool)
     m, n = x.shape[-2], x.shape[-1]
     rows0, cols0 = max(0, -offset), max(0, offset)
     length = max(0, min(m - rows0, n - cols0))
@@ -486,9 +489,10 @@ def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
     sel_r = eye(m, length, k=-rows0, dtype=x.dtype, device=x.device)
     sel_c = eye(n, length, k=-cols0, dtype=x.dtype, device=x.device)
     picked = matmul(matrix_transpose(sel_r), x) if length else None
+    # dtype=x.dtype: a sum of small integers would otherwise widen (int8 -> int64), and the diagonal keeps x's dtype
     if picked is None:
-        return sum_(x[..., :0, :0], axis=-1)
-    return sum_(matmul(picked, sel_c) * _eye(length, x), axis=-1)
+        return sum_(x[..., :0, :0], axis=-1, dtype=x.dtype)
+    return sum_(matmul(picked, sel_c) * _eye(length, x), axis=-1, dtype=x.dtype)
 
 
 def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:

@@ -98,12 +98,16 @@ def unbroadcast(g: Tensor, x: Any) -> Tensor | None:
     return sum_to(g, shape)
 
 
+class AxisError(ValueError, IndexError):
+    """An axis out of range: both a ValueError and the IndexError the Array API standard asks for (as NumPy's)."""
+
+
 def normalize_axis(axis: int, ndim: int, name: str) -> int:
     """A non-negative axis, with an error naming the op when it is out of range."""
     if not isinstance(axis, int) or isinstance(axis, bool):
         raise TypeError(f"{name}: axis must be an int, got {type(axis).__name__}")
     if not -ndim <= axis < max(ndim, 1):
-        raise ValueError(f"{name}: axis {axis} is out of range for a tensor with {ndim} dimensions")
+        raise AxisError(f"{name}: axis {axis} is out of range for a tensor with {ndim} dimensions")
     return axis % ndim if ndim else 0
 
 

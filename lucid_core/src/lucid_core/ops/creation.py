@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import _dtypes as dt
 from .._autograd import Function
@@ -18,10 +18,41 @@ __all__ = [
 ]  # fmt: skip
 
 
+# Python types that hold no number: NumPy would make an object or string array of them.
+_NOT_NUMBERS = (type(None), str, bytes, bytearray, dict, set, frozenset)
+# Protocols through which an object can hand over numbers (NumPy scalars, buffers, other arrays).
+_ARRAY_PROTOCOLS = ("__dlpack__", "__array__", "__array_interface__", "__array_struct__", "__buffer__")
+_ACCEPTED = (
+    "a Tensor, an array (DLPack, __array__ or a buffer), or (nested lists of) Python bool, int, float or complex"
+)
+
+
+def _reject(obj: Any, where: str = "") -> NoReturn:
+    raise TypeError(
+        f"asarray: got {type(obj).__name__}{where}, which holds no number Lucid has a dtype for; expected {_ACCEPTED}"
+    )
+
+
+def _holds_numbers(o: Any) -> builtins.bool:
+    """Whether ``o`` (not a list or tuple) may convert to numbers: scalars, arrays, number-like objects."""
+    if isinstance(o, _NOT_NUMBERS):
+        return False
+    if isinstance(o, (builtins.bool, int, float, complex, Tensor)):
+        return True
+    if builtins.any(hasattr(o, p) for p in _ARRAY_PROTOCOLS):
+        return True
+    # number-like objects (Fraction, Decimal, NumPy scalars) and other sequences (range)
+    return builtins.any(hasattr(o, p) for p in ("__index__", "__float__", "__complex__", "__len__"))
+
+
 def _infer_dtype(obj: Any) -> dt.DType | None:
-    """Lucid's dtype for Python data: bool, int64, float32 (the default float) or complex64."""
+    """Lucid's dtype for Python data: bool, int64, float32 (the default float) or complex64.
+
+    Raises TypeError for elements that hold no number (None, strings, dicts, sets, bare objects).
+    """
     kind = 0  # 0 bool, 1 int, 2 float, 3 complex
     seen = False
+    known = True
     stack = [obj]
     while stack:
         o = stack.pop()
@@ -37,10 +68,12 @@ def _infer_dtype(obj: Any) -> dt.DType | None:
             kind = builtins.max(kind, 2)
         elif isinstance(o, complex):
             kind = 3
-        elif isinstance(o, Tensor):
-            return None
+        elif not _holds_numbers(o):
+            _reject(o, " inside a " + type(obj).__name__ if o is not obj else "")
         else:
-            return None  # e.g. NumPy scalars inside a list: let the backend decide
+            known = False  # e.g. NumPy scalars or tensors inside a list: let the backend decide
+    if not known:
+        return None
     if not seen:
         return dt.default_float
     return (dt.bool, dt.default_int, dt.default_float, dt.complex64)[kind]
@@ -98,7 +131,10 @@ def asarray(
                 from .._registry import default_device
 
                 dev = default_device()
-            if target is None and isinstance(obj, (builtins.bool, int, float, complex, list, tuple)):
+            if isinstance(obj, (list, tuple)) or not _holds_numbers(obj):
+                inferred = _infer_dtype(obj)  # raises for data with no Lucid dtype
+                target = inferred if target is None else target
+            elif target is None and isinstance(obj, (builtins.bool, int, float, complex)):
                 target = _infer_dtype(obj)
             if isinstance(obj, (list, tuple)) and obj and _has_tensor(obj):
                 obj = _tensors_to_lists(obj)
@@ -106,10 +142,24 @@ def asarray(
                 data = dev.backend.asarray(obj, target, dev, copy)
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"asarray: cannot make a tensor from {type(obj).__name__}: {exc}") from None
-        out = _new_tensor(dev.backend.canonical(data), dev)
+        data = dev.backend.canonical(data)
+        _check_native_dtype(data, dev, obj)
+        out = _new_tensor(data, dev)
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+def _check_native_dtype(data: Any, dev: Device, obj: Any) -> None:
+    """An array whose dtype Lucid lacks (NumPy object, string, datetime) fails here, not at first use."""
+    native = getattr(data, "dtype", None)
+    try:
+        dev.backend.lucid_dtype(native)
+    except TypeError:
+        raise TypeError(
+            f"asarray: got {type(obj).__name__} whose data has dtype {native!r} on {dev}, which no Lucid dtype "
+            f"holds; expected {_ACCEPTED} (dtypes: {', '.join(d.name for d in dev.backend.dtypes)})"
+        ) from None
 
 
 def _has_tensor(obj: Any) -> builtins.bool:
@@ -148,7 +198,7 @@ def _shape(shape: Any, name: str) -> tuple[int, ...]:
 
 
 def _varshape(dims: tuple[Any, ...], shape: Any, name: str) -> tuple[int, ...]:
-    # accept zeros(2, 3) as well as zeros((2, 3)) and the standard's zeros(shape=(2, 3))
+    # accept randn(2, 3) as well as randn((2, 3)) and randn(shape=(2, 3))
     if shape is not None:
         if dims:
             raise TypeError(f"{name}: got the shape both positionally {dims} and as shape={shape!r}; give one")
@@ -157,6 +207,19 @@ def _varshape(dims: tuple[Any, ...], shape: Any, name: str) -> tuple[int, ...]:
     if len(shape) == 1 and not isinstance(shape[0], int) and hasattr(shape[0], "__len__"):
         return _shape(shape[0], name)
     return _shape(shape, name)
+
+
+def _shape_arg(shape: Any, dims: tuple[Any, ...], name: str) -> tuple[int, ...]:
+    """The shape of ``zeros(shape)`` (the standard), ``zeros((2, 3))`` or ``zeros(2, 3)`` (PyTorch)."""
+    if shape is None:
+        if dims:
+            raise TypeError(f"{name}: got dimensions {dims} after shape=None; give the shape as one tuple")
+        return ()
+    if not dims:
+        return _shape(shape, name)
+    if not hasattr(shape, "__index__") or builtins.any(not hasattr(d, "__index__") for d in dims):
+        raise TypeError(f"{name}: give the shape as one tuple or as ints, got {(shape, *dims)!r}")
+    return _shape((shape, *dims), name)
 
 
 def _dev_dtype(dtype: Any, device: Any, default: dt.DType = dt.default_float) -> tuple[Device, dt.DType]:
@@ -177,24 +240,24 @@ def _filled(kind: str, shape: tuple[int, ...], dtype: Any, device: Any, requires
 
 
 def zeros(
-    *dims: Any, shape: Any = None, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    shape: Any = None, *dims: int, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
-    """A tensor of zeros (``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(shape=(2, 3))``)."""
-    return _filled("zeros", _varshape(dims, shape, "zeros"), dtype, device, requires_grad)
+    """A tensor of zeros (``zeros((2, 3))``, ``zeros(shape=(2, 3))`` or ``zeros(2, 3)``)."""
+    return _filled("zeros", _shape_arg(shape, dims, "zeros"), dtype, device, requires_grad)
 
 
 def ones(
-    *dims: Any, shape: Any = None, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    shape: Any = None, *dims: int, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
     """A tensor of ones (the shape as in :func:`zeros`)."""
-    return _filled("ones", _varshape(dims, shape, "ones"), dtype, device, requires_grad)
+    return _filled("ones", _shape_arg(shape, dims, "ones"), dtype, device, requires_grad)
 
 
 def empty(
-    *dims: Any, shape: Any = None, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    shape: Any = None, *dims: int, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
     """An uninitialised tensor (its values are whatever the backend leaves)."""
-    return _filled("empty", _varshape(dims, shape, "empty"), dtype, device, requires_grad)
+    return _filled("empty", _shape_arg(shape, dims, "empty"), dtype, device, requires_grad)
 
 
 def full(
@@ -325,8 +388,8 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
     return _new_tensor(dev.backend.canonical(dev.xp.from_dlpack(x)), dev)
 
 
-def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
-    """Coordinate grids from 1-D tensors (``indexing="xy"`` or ``"ij"``)."""
+def meshgrid(*arrays: Tensor, indexing: str = "xy") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors (``indexing="xy"`` or ``"ij"``), as a tuple (2025.12, PyTorch)."""
     from .manipulation import broadcast_to, reshape
 
     if indexing not in ("xy", "ij"):
@@ -343,4 +406,4 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
         shape = [1] * n
         shape[pos] = a.size
         out.append(broadcast_to(reshape(a, shape), tuple(sizes)))
-    return out
+    return tuple(out)

@@ -289,16 +289,27 @@ class ReluGrad(Function):
 GradFn = Callable[[Tensor, Tensor, Tensor], Tensor]
 
 
-def _unary(kernel: str, grad: GradFn | None, doc: str, holomorphic: bool = True) -> Callable[[Tensor], Tensor]:
+def _unary(
+    kernel: str,
+    grad: GradFn | None,
+    doc: str,
+    holomorphic: bool = True,
+    complex_special: Callable[[Any, Any, Any], Any] | None = None,
+) -> Callable[[Tensor], Tensor]:
     """Declare a unary op: ``xp.<kernel>`` forward, ``grad(x, y, gy)`` backward (None: not differentiable).
 
     For a complex ``gy`` a holomorphic op's ``grad`` sees ``conj(x)`` and ``conj(y)``: its derivative has
     real coefficients, so this gives ``gy * conj(f'(x))``, PyTorch's convention. Real tensors pay one check.
+    ``complex_special(xp, x, out)`` puts the standard's special-case values into a complex result where
+    libraries (NumPy's C99 kernels) disagree with the standard.
     """
 
     def forward(ctx: Any, x: Any) -> Any:
         k = ctx.device.backend.kernels.get(kernel)
-        return k(x) if k is not None else getattr(ctx.xp, kernel)(x)
+        out = k(x) if k is not None else getattr(ctx.xp, kernel)(x)
+        if complex_special is not None and ctx.device.backend.lucid_dtype(x.dtype).kind == "c":
+            out = complex_special(ctx.xp, x, out)
+        return out
 
     def backward(ctx: Any, gy: Tensor) -> Any:
         assert grad is not None
@@ -343,8 +354,31 @@ def _zero(x: Tensor, y: Tensor, gy: Tensor) -> Tensor:
     return zeros_like(gy)
 
 
+def _with_imag_sign(xp: Any, value: Any, im: Any) -> Any:
+    """``value`` (whose imaginary part is +0) with the sign of ``im`` given to its imaginary zero."""
+    return xp.where(xp.signbit(im), xp.conj(value), value)
+
+
+def _expm1_special(xp: Any, z: Any, out: Any) -> Any:
+    """The standard's complex expm1 on the real axis and at infinite real parts."""
+    re, im = xp.real(z), xp.imag(z)
+    # on the real axis the result is real (expm1(+inf + 0j) = +inf + 0j, expm1(NaN + 0j) = NaN + 0j); "+ 0.0"
+    # turns expm1(-0) into +0, as exp(-0 + 0j) - 1 gives and the standard asks (0 + 0j for a = +-0, b = +0)
+    out = xp.where(im == 0, _with_imag_sign(xp, xp.astype(xp.expm1(re) + 0.0, z.dtype), im), out)
+    wild = ~xp.isfinite(im)  # exp(-inf) * cis(inf or NaN) is 0, not NaN; exp(+inf) * cis(...) is inf + NaN j
+    out = xp.where((re == -math.inf) & wild, xp.asarray(complex(-1.0, 0.0), dtype=z.dtype), out)
+    return xp.where((re == math.inf) & wild, xp.asarray(complex(math.inf, math.nan), dtype=z.dtype), out)
+
+
+def _tanh_special(xp: Any, z: Any, out: Any) -> Any:
+    """The standard's tanh(±inf + yj) = ±1 + 0j for finite y (the zero takes y's sign), not ±1 - 0j."""
+    re, im = xp.real(z), xp.imag(z)
+    limit = _with_imag_sign(xp, xp.astype(xp.sign(re), z.dtype), im)
+    return xp.where(xp.isinf(re) & xp.isfinite(im), limit, out)
+
+
 exp = _unary("exp", lambda x, y, gy: gy * y, "e ** x, element-wise.")
-expm1 = _unary("expm1", lambda x, y, gy: gy * (y + 1), "exp(x) - 1, accurate near 0.")
+expm1 = _unary("expm1", lambda x, y, gy: gy * (y + 1), "exp(x) - 1, accurate near 0.", complex_special=_expm1_special)
 log = _unary("log", lambda x, y, gy: gy / x, "Natural logarithm.")
 log1p = _unary("log1p", lambda x, y, gy: gy / (x + 1), "log(1 + x), accurate near 0.")
 log2 = _unary("log2", lambda x, y, gy: gy / (x * math.log(2.0)), "Base-2 logarithm.")
@@ -361,7 +395,7 @@ acos = _unary("acos", lambda x, y, gy: -gy / sqrt(1 - x * x), "Inverse cosine.")
 atan = _unary("atan", lambda x, y, gy: gy / (1 + x * x), "Inverse tangent.")
 sinh = _unary("sinh", lambda x, y, gy: gy * cosh(x), "Hyperbolic sine.")
 cosh = _unary("cosh", lambda x, y, gy: gy * sinh(x), "Hyperbolic cosine.")
-tanh = _unary("tanh", lambda x, y, gy: TanhGrad.apply(gy, y), "Hyperbolic tangent.")
+tanh = _unary("tanh", lambda x, y, gy: TanhGrad.apply(gy, y), "Hyperbolic tangent.", complex_special=_tanh_special)
 asinh = _unary("asinh", lambda x, y, gy: gy / sqrt(x * x + 1), "Inverse hyperbolic sine.")
 acosh = _unary("acosh", lambda x, y, gy: gy / _acosh_slope(x), "Inverse hyperbolic cosine.")
 atanh = _unary("atanh", lambda x, y, gy: gy / (1 - x * x), "Inverse hyperbolic tangent.")
@@ -703,7 +737,26 @@ bitwise_or = _nograd_binary("bitwise_or", "Bit-wise OR (logical on bools).", lam
 bitwise_xor = _nograd_binary("bitwise_xor", "Bit-wise XOR (logical on bools).", lambda a, b: a ^ b)
 bitwise_left_shift = _nograd_binary("bitwise_left_shift", "Shift bits left.", lambda a, b: a << b)
 bitwise_right_shift = _nograd_binary("bitwise_right_shift", "Shift bits right.", lambda a, b: a >> b)
-floor_divide = _nograd_binary("floor_divide", "Floor division (gradient 0).", lambda a, b: a // b)
+
+
+class FloorDivide(_NoGrad):
+    __slots__ = ()
+
+    @staticmethod
+    def forward(ctx, a, b):
+        q = a // b
+        if getattr(q, "dtype", None) in ctx.device.float_natives:
+            # NumPy's a // b is NaN for inf // finite and -1 for 1 // -inf; the standard gives
+            # floor(a / b) wherever an operand is infinite (+-inf, or a signed zero)
+            xp = ctx.xp
+            a, b = _arrays(ctx, a, b)
+            q = xp.where(xp.isinf(a) | xp.isinf(b), xp.floor(a / b), q)
+        return q
+
+
+def floor_divide(x1: Any, x2: Any, /) -> Tensor:
+    """Floor division, ``floor(x1 / x2)`` (gradient 0); infinite operands follow the standard's special cases."""
+    return _binary(FloorDivide, x1, x2)
 
 
 class Remainder(Function):

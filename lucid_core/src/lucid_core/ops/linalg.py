@@ -71,7 +71,9 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
         from .elementwise import conj
 
         x1 = conj(x1)
-    return sum_(multiply(x1, x2), axis=axis)
+    products = multiply(x1, x2)
+    # the standard keeps the promoted input dtype (a plain sum would widen int8/uint8 to 64 bits)
+    return sum_(products, axis=axis, dtype=products.dtype)
 
 
 def outer(x1: Tensor, x2: Tensor, /) -> Tensor:

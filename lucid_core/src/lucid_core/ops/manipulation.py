@@ -138,6 +138,8 @@ def expand_dims(x: Tensor, /, axis: int | Sequence[int] = 0) -> Tensor:
     axes = [axis] if isinstance(axis, int) else list(axis)
     nd = x.ndim + len(axes)
     axes = sorted(normalize_axis(a, nd, "expand_dims") for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"expand_dims: axis {axis} names a position of the result more than once")
     shape = list(x.shape)
     for a in axes:
         shape.insert(a, 1)
@@ -197,10 +199,10 @@ def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
     return BroadcastTo.apply(x, shape)
 
 
-def broadcast_arrays(*arrays: Tensor) -> list[Tensor]:
-    """Broadcast every tensor to their common shape."""
+def broadcast_arrays(*arrays: Tensor) -> tuple[Tensor, ...]:
+    """Broadcast every tensor to their common shape (a tuple, as the 2025.12 standard and PyTorch return)."""
     shape = broadcast_shapes(*[_check(a, "broadcast_arrays").shape for a in arrays])
-    return [broadcast_to(a, shape) for a in arrays]
+    return tuple(broadcast_to(a, shape) for a in arrays)
 
 
 class Concat(Function):
@@ -351,6 +353,8 @@ def repeat(x: Tensor, repeats: int | Tensor | Sequence[int], /, *, axis: int | N
     if isinstance(repeats, Tensor):
         repeats = repeats.tolist()
     counts = [int(repeats)] * n if isinstance(repeats, int) else [int(r) for r in repeats]
+    if len(counts) == 1 and n != 1:
+        counts = counts * n  # one count broadcasts to the axis (the standard), also to an empty one
     if len(counts) != n:
         raise ValueError(f"repeat: {len(counts)} repeat counts for an axis of size {n}")
     idx = [i for i, c in enumerate(counts) for _ in range(c)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from .. import _dtypes as dt
 from .._autograd import Function
 from .._tensor import Tensor
 
@@ -78,6 +79,11 @@ def unique_values(x: Tensor, /) -> Tensor:
     return _Unique.apply(_check(x, "unique_values"), "unique_values")
 
 
+def _scalar_dtype(t: Tensor, value: Any) -> Any:
+    """A Python scalar takes the tensor's dtype where its kind fits (uint64 and int64 have no common dtype)."""
+    return dt.promote_with_scalar(t.dtype, value) if isinstance(value, (bool, int, float, complex)) else None
+
+
 def isin(x1: Tensor | int, x2: Tensor | int, /, *, invert: bool = False) -> Tensor:
     """Whether each element of ``x1`` occurs in ``x2`` (``invert=True`` for the opposite)."""
     from .creation import asarray
@@ -88,9 +94,9 @@ def isin(x1: Tensor | int, x2: Tensor | int, /, *, invert: bool = False) -> Tens
     if not isinstance(x1, Tensor):
         if not isinstance(x2, Tensor):
             raise TypeError("isin: at least one of x1 and x2 must be a Tensor")
-        x1 = asarray(x1, device=x2.device)
+        x1 = asarray(x1, dtype=_scalar_dtype(x2, x1), device=x2.device)
     if not isinstance(x2, Tensor):
-        x2 = asarray(x2, device=x1.device)
+        x2 = asarray(x2, dtype=_scalar_dtype(x1, x2), device=x1.device)
     with_values = equal(expand_dims(x1, axis=-1), reshape(x2, (-1,)))
     out = any_(with_values, axis=-1)
     return logical_not(out) if invert else out

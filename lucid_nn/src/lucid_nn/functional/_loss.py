@@ -4,9 +4,11 @@ from __future__ import annotations
 
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
     "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
 ]  # fmt: skip
+
+import math
 
 import lucid_core as lc
 from lucid_core import Tensor
@@ -15,6 +17,8 @@ from ._activation import log_softmax
 from ._misc import pairwise_distance
 
 _REDUCTIONS = ("none", "mean", "sum")
+# PyTorch's EPSILON in its loss kernels: 1e-12 rounded to float32 (BCE's gradient floor, cosine magnitudes)
+_EPS = 9.999999960041972e-13
 
 
 def _reduce(loss: Tensor, reduction: str, name: str) -> Tensor:
@@ -116,6 +120,11 @@ def _picked(x: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
     return picked, w
 
 
+def _weighted_nll(picked: Tensor, w: Tensor) -> Tensor:
+    """``-picked * w``, but 0 where ``w`` is 0 (an ignored target whose stand-in pick may be -inf: 0 * inf is NaN)."""
+    return lc.where(w != 0, -picked * w, lc.zeros_like(w))
+
+
 def nll_loss(
     x: Tensor,
     target: Tensor,
@@ -134,7 +143,7 @@ def nll_loss(
         x, target = lc.expand_dims(x, axis=0), lc.expand_dims(target, axis=0)
     _class_weights(weight, x.shape[1], "nll_loss")
     picked, w = _picked(x, target, weight, ignore_index, "nll_loss")
-    loss = -picked * w
+    loss = _weighted_nll(picked, w)
     if reduction == "none":
         return loss[0] if unbatched else loss
     if reduction == "sum":
@@ -171,7 +180,8 @@ class _IndexCrossEntropy(lc.Function):
         hit = xp.reshape(xp.arange(c), (1, c)) == xp.reshape(safe, (-1, 1))
         picked = xp.sum(xp.where(hit, logp, xp.zeros_like(logp)), axis=1)
         w = xp.astype(valid, x.dtype)
-        total = xp.sum(-picked * w)
+        # ignored rows add 0 even when the logit they stand in for is -inf (0 * inf would be NaN)
+        total = xp.sum(xp.where(valid, -picked, xp.zeros_like(picked)))
         ctx.logp, ctx.hit, ctx.w = logp, hit, w
         if reduction == "sum":
             ctx.denom = None
@@ -248,7 +258,7 @@ def cross_entropy(
         return lc.sum(loss) / (x.size // c)
     _check_targets(x, target, "cross_entropy")
     picked, w = _picked(logp, target, weight, ignore_index, "cross_entropy")
-    nll = -picked * w
+    nll = _weighted_nll(picked, w)
     if label_smoothing > 0:
         valid = lc.astype(target != ignore_index, x.dtype)
         lw = logp if weight is None else logp * weight.reshape(wshape)
@@ -267,6 +277,28 @@ def cross_entropy(
     return lc.sum(nll) / lc.sum(w)
 
 
+class _BinaryCrossEntropy(lc.Function):
+    """Element-wise BCE with PyTorch's gradient, which stays finite at probabilities exactly 0 and 1.
+
+    The clamped logs make the value finite there, but differentiating them gives 0 * inf = NaN.
+    PyTorch's backward is ``(x - t) / max(x (1 - x), 1e-12)`` for the input and ``-logit(x)`` for
+    the target; both are written in Lucid ops, so higher-order gradients still work.
+    """
+
+    @staticmethod
+    def forward(ctx, x, t):
+        log_x = lc.maximum(lc.log(x), -100.0)
+        log_1mx = lc.maximum(lc.log1p(-x), -100.0)
+        return -(t * log_x + (1.0 - t) * log_1mx)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, t = ctx.inputs
+        gx = gy * (x - t) / lc.maximum(x * (1.0 - x), _EPS) if x.requires_grad else None
+        gt = gy * (lc.log1p(-x) - lc.log(x)) if t.requires_grad else None
+        return gx, gt
+
+
 def binary_cross_entropy(x: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean") -> Tensor:
     """-(t log x + (1 - t) log(1 - x)) for probabilities ``x``; each log is clamped at -100 as in PyTorch."""
     x, target = _pair(x, target, "binary_cross_entropy")
@@ -278,9 +310,7 @@ def binary_cross_entropy(x: Tensor, target: Tensor, weight: Tensor | None = None
         )
     if x.size and (float(lc.min(x).item()) < 0 or float(lc.max(x).item()) > 1):
         raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
-    log_x = lc.maximum(lc.log(x), -100.0)
-    log_1mx = lc.maximum(lc.log1p(-x), -100.0)
-    loss = -(target * log_x + (1.0 - target) * log_1mx)
+    loss = _BinaryCrossEntropy.apply(x, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy")
@@ -310,6 +340,24 @@ def binary_cross_entropy_with_logits(
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 
+class _XLogX(lc.Function):
+    """``t * log(t)`` with 0 at t = 0 (PyTorch's ``xlogy(t, t)``), and its gradient ``log(t) + t / t``.
+
+    The derivative is unbounded at t = 0; like PyTorch, the gradient there is NaN, not a finite number.
+    """
+
+    @staticmethod
+    def forward(ctx, t):
+        zero = lc.zeros_like(t)
+        return lc.where(t == 0, zero, t * lc.log(lc.where(t == 0, lc.ones_like(t), t)))
+
+    @staticmethod
+    def backward(ctx, gy):
+        (t,) = ctx.inputs
+        log_t = lc.log(lc.where(t == 0, lc.ones_like(t), t))  # 0 where t = 0, as xlogy(t != 0, t)
+        return gy * (log_t + t / t)
+
+
 def kl_div(x: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """target * (log target - x) for log-probabilities ``x``; ``"batchmean"`` divides the sum by the batch size."""
     x, target = _pair(x, target, "kl_div")
@@ -317,12 +365,74 @@ def kl_div(x: Tensor, target: Tensor, reduction: str = "mean", log_target: bool 
     if log_target:
         loss = lc.exp(target) * (target - x)
     else:
-        pos = target > 0
-        safe = lc.where(pos, target, lc.ones_like(target))
-        loss = lc.where(pos, target * lc.log(safe), lc.zeros_like(target)) - target * x
+        loss = _XLogX.apply(target) - target * x
     if reduction == "batchmean":
         return lc.sum(loss) / (x.shape[0] if x.ndim else 1)
     return _reduce(loss, reduction, "kl_div")
+
+
+def _hinge(v: Tensor) -> Tensor:
+    """max(v, 0) with PyTorch's ``clamp_min`` gradient: it passes whole at v = 0 (``maximum`` splits ties)."""
+    return lc.clip(v, min=0.0)
+
+
+def poisson_nll_loss(
+    x: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    eps: float = 1e-8,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of ``target`` under a Poisson distribution with rate ``x``.
+
+    Args:
+        log_input: ``x`` is the log of the rate (``exp(x) - target * x``); else the rate itself
+            (``x - target * log(x + eps)``, ``eps`` keeping the log finite at rate 0).
+        full: add Stirling's approximation of ``log(target!)`` (for targets above 1, as PyTorch does).
+    """
+    x, target = _pair(x, target, "poisson_nll_loss")
+    _check_reduction(reduction, "poisson_nll_loss")
+    loss = lc.exp(x) - target * x if log_input else x - target * lc.log(x + eps)
+    if full:
+        big = target > 1
+        t = lc.where(big, target, lc.ones_like(target))  # a stand-in keeps log finite where the term is masked
+        stirling = t * lc.log(t) - t + 0.5 * lc.log(2 * math.pi * t)
+        loss = loss + lc.where(big, stirling, lc.zeros_like(stirling))
+    return _reduce(loss, reduction, "poisson_nll_loss")
+
+
+def gaussian_nll_loss(
+    x: Tensor,
+    target: Tensor,
+    var: Tensor,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of ``target`` under a Gaussian with mean ``x`` and variance ``var``.
+
+    ``0.5 * (log(var) + (x - target)**2 / var)`` (plus ``0.5 * log(2 pi)`` when ``full``). ``var`` may
+    have ``x``'s shape, lack its last axis, or have size 1 there (one variance for all). Variances
+    below ``eps`` are raised to ``eps`` for the value only: as in PyTorch, the gradient reaches ``var``
+    as if there were no floor.
+    """
+    x, target = _pair(x, target, "gaussian_nll_loss")
+    _check_reduction(reduction, "gaussian_nll_loss")
+    if not isinstance(var, Tensor):
+        raise TypeError(f"gaussian_nll_loss: var must be a Tensor, got {type(var).__name__}")
+    if var.shape != x.shape:
+        if x.shape[:-1] == var.shape:
+            var = lc.expand_dims(var, axis=-1)
+        elif not (x.shape[:-1] == var.shape[:-1] and var.shape[-1:] == (1,)):
+            raise ValueError(f"gaussian_nll_loss: var of shape {var.shape} does not fit input of shape {x.shape}")
+    if var.size and float(lc.min(var).item()) < 0:
+        raise ValueError("gaussian_nll_loss: var has negative entries")
+    floored = var + (lc.maximum(var, eps) - var).detach()  # the value of max(var, eps), the gradient of var
+    loss = 0.5 * (lc.log(floored) + (x - target) ** 2 / floored)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction, "gaussian_nll_loss")
 
 
 # -- embeddings and ranking ---------------------------------------------------------------------------------
@@ -336,12 +446,12 @@ def cosine_embedding_loss(
         raise ValueError(
             f"cosine_embedding_loss: expected two 1-D or 2-D inputs of one shape, got {x1.shape} and {x2.shape}"
         )
-    eps = 1e-12
+    eps = _EPS
     dot = lc.sum(x1 * x2, axis=-1)
     mag = lc.sqrt((lc.sum(x1 * x1, axis=-1) + eps) * (lc.sum(x2 * x2, axis=-1) + eps))
     cos = dot / mag
     zeros = lc.zeros_like(cos)
-    loss = lc.where(target == 1, 1.0 - cos, zeros) + lc.where(target == -1, lc.maximum(cos - margin, 0.0), zeros)
+    loss = lc.where(target == 1, 1.0 - cos, zeros) + lc.where(target == -1, _hinge(cos - margin), zeros)
     return _reduce(loss, reduction, "cosine_embedding_loss")
 
 
@@ -349,7 +459,7 @@ def margin_ranking_loss(x1: Tensor, x2: Tensor, target: Tensor, margin: float = 
     """max(0, -target * (x1 - x2) + margin)."""
     _pair(x1, x2, "margin_ranking_loss")
     _check_reduction(reduction, "margin_ranking_loss")
-    return _reduce(lc.maximum(-target * (x1 - x2) + margin, 0.0), reduction, "margin_ranking_loss")
+    return _reduce(_hinge(-target * (x1 - x2) + margin), reduction, "margin_ranking_loss")
 
 
 def triplet_margin_loss(
@@ -374,4 +484,4 @@ def triplet_margin_loss(
     d_an = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_an = lc.minimum(d_an, pairwise_distance(positive, negative, p, eps))
-    return _reduce(lc.maximum(margin + d_ap - d_an, 0.0), reduction, "triplet_margin_loss")
+    return _reduce(_hinge(margin + d_ap - d_an), reduction, "triplet_margin_loss")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
-    "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
+    "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
 ]  # fmt: skip
 
 from lucid_core import Tensor
@@ -119,6 +119,28 @@ class KLDivLoss(_Loss):
 
     def forward(self, x: Tensor, target: Tensor) -> Tensor:
         return F.kl_div(x, target, self.reduction, self.log_target)
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log-likelihood of ``target`` given the (log-)rate ``x``."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, eps: float = 1e-8, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, x: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(x, target, self.log_input, self.full, self.eps, self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log-likelihood of ``target`` given mean ``x`` and variance ``var``."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, x: Tensor, target: Tensor, var: Tensor) -> Tensor:
+        return F.gaussian_nll_loss(x, target, var, self.full, self.eps, self.reduction)
 
 
 class CosineEmbeddingLoss(_Loss):

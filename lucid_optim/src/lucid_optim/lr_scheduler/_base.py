@@ -109,7 +109,17 @@ class LRScheduler:
         return out
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore a :meth:`state_dict`; the optimizer must have as many param groups as when saved."""
+        """Restore a :meth:`state_dict` and the groups' rates of the saved step.
+
+        The optimizer must have as many param groups as when saved. A scheduler built on a
+        freshly loaded optimizer resets the groups' ``lr`` (its constructor takes step 0), so the
+        rates of the saved step are written back: the resumed run continues as the saved one would.
+        """
+        self._load_state(state_dict)
+        self._restore_groups()
+
+    def _load_state(self, state_dict: dict[str, Any]) -> None:
+        """Check the group count and restore the attributes (subclasses restore what they saved apart)."""
         saved = state_dict.get("_group_count", len(self.optimizer.param_groups))
         if saved != len(self.optimizer.param_groups):
             raise ValueError(
@@ -117,6 +127,11 @@ class LRScheduler:
                 f"the optimizer has {len(self.optimizer.param_groups)}"
             )
         self.__dict__.update({k: copy.deepcopy(v) for k, v in state_dict.items() if k != "_group_count"})
+
+    def _restore_groups(self) -> None:
+        """Write the restored step's values (``get_last_lr()``) into the optimizer's groups."""
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr):
+            group["lr"] = lr
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(last_epoch={self.last_epoch}, last_lr={self._last_lr})"

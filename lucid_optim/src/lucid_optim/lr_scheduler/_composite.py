@@ -33,10 +33,12 @@ class _Composite(LRScheduler):
         out["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return out
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+    def _load_state(self, state_dict: dict[str, Any]) -> None:
         state = dict(state_dict)
         children = state.pop("_schedulers")
-        super().load_state_dict(state)
+        super()._load_state(state)
+        # each child writes its own last rates (SequentialLR's idle children hold stale ones); the
+        # composite's are written after these, by load_state_dict
         for s, sd in zip(self._schedulers, children):
             s.load_state_dict(sd)
 

@@ -34,7 +34,20 @@ def _set_momentum(sched: Any, group: dict[str, Any], value: float) -> None:
         group["momentum"] = value
 
 
-class CyclicLR(LRScheduler):
+class _MomentumCycler(LRScheduler):
+    """Base of the schedules that also cycle the groups' momentum (or beta1)."""
+
+    cycle_momentum: bool
+
+    def _restore_groups(self) -> None:
+        super()._restore_groups()
+        if self.cycle_momentum:
+            # get_lr is closed-form in last_epoch and sets the momentum as it goes: this gives the
+            # saved step's momentum back (the constructor had reset it to max_momentum)
+            self.get_lr()
+
+
+class CyclicLR(_MomentumCycler):
     """Cycle the learning rate between ``base_lr`` and ``max_lr`` (and momentum the opposite way).
 
     Modes: ``"triangular"`` (constant amplitude), ``"triangular2"`` (amplitude halves each cycle),
@@ -123,16 +136,16 @@ class CyclicLR(LRScheduler):
         out["_scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) else dict(fn.__dict__)
         return out
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+    def _load_state(self, state_dict: dict[str, Any]) -> None:
         state = dict(state_dict)
         attrs = state.pop("_scale_fn_custom", None)
-        super().load_state_dict(state)
+        super()._load_state(state)
         if attrs is not None and self._scale_fn_custom is not None:
             self._scale_fn_custom.__dict__.update(attrs)
         self._init_scale_fn()
 
 
-class OneCycleLR(LRScheduler):
+class OneCycleLR(_MomentumCycler):
     """The 1cycle policy: warm up to ``max_lr``, then anneal far below the start (per batch).
 
     ``anneal_strategy`` is ``"cos"`` or ``"linear"``; ``three_phase`` adds a symmetric way back

@@ -41,10 +41,10 @@ class _LambdaBase(LRScheduler):
         ]
         return out
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+    def _load_state(self, state_dict: dict[str, Any]) -> None:
         state = dict(state_dict)
         lambdas = state.pop("lr_lambdas", None) or []
-        super().load_state_dict(state)
+        super()._load_state(state)
         for fn, attrs in zip(self.lr_lambdas, lambdas):
             if attrs is not None:
                 fn.__dict__.update(attrs)
