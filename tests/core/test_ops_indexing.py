@@ -29,7 +29,8 @@ def basic_keys(draw, shape):
     dims = list(shape)
     used_ellipsis = False
     while dims:
-        choice = draw(st.sampled_from(["int", "slice", "none", "ellipsis", "stop"]))
+        # after an Ellipsis the rest of the key must cover exactly the remaining trailing axes: no early stop
+        choice = draw(st.sampled_from(["int", "slice", "none"] + ([] if used_ellipsis else ["ellipsis", "stop"])))
         if choice == "stop":
             break
         if choice == "none":
