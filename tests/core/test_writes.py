@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import lucid_core as lc
+from lucid_core.testing import BackendConformance, WritesConformance
 
 MODIFIED = "modified by an in-place operation"
 
@@ -470,6 +471,18 @@ def test_masks_and_writes_work_on_the_strict_backend(strict):
     v = z.detach()
     v[0] = 1.0
     assert z.tolist()[0] == [1.0, 1.0]
+    y = x * 1.0
+    y[lc.asarray([1, 1, 0], device=strict)] = lc.asarray([[5.0], [5.0], [-1.0]], device=strict)  # integer arrays
+    assert y.tolist() == [[-1.0, -1.0], [5.0, 5.0]]
+    assert lc.gradcheck(
+        lambda a, v: _int_set(a * 1.0, lc.asarray([2, 0], device=strict), v * v),
+        [f64(strict, [[0.5, 1.0], [2.0, -1.0], [0.3, 0.1]]), f64(strict, [[1.0, 2.0], [3.0, 4.0]])],
+    )
+
+
+def _int_set(z, idx, v):
+    z[idx] = v
+    return z * z
 
 
 def test_setitem_on_immutable_arrays_names_the_kernel_hook():
@@ -480,3 +493,19 @@ def test_setitem_on_immutable_arrays_names_the_kernel_hook():
         write_native(frozen, (1.0, 2.0), 0, 5.0)
     frozen.backend.kernels["setitem"] = lambda a, k, v: ("new", a, k, v)
     assert write_native(frozen, (1.0, 2.0), 0, 5.0) == ("new", (1.0, 2.0), 0, 5.0)
+
+
+class TestWritesKitOnStrict(WritesConformance):
+    """The conformance kit's write checks on the strict example backend (whose ``__setitem__`` takes no
+    integer arrays: the core's scatter fallback writes those)."""
+
+    backend = "strict-writes"
+    device_type = None
+    device = BackendConformance.device
+    has_float64 = BackendConformance.has_float64
+    t = BackendConformance.t
+    _gradcheck = BackendConformance._gradcheck
+
+    @pytest.fixture(autouse=True)
+    def _registered(self, strict):
+        lc.manual_seed(0)

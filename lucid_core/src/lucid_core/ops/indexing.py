@@ -95,11 +95,12 @@ def _mask_key(x: Tensor, out: list[Any], masks: list[int]) -> list[Any]:
     return spelled
 
 
-def write_native(device: Any, array: Any, key: Any, value: Any) -> Any:
+def write_native(device: Any, array: Any, key: Any, value: Any, advanced: bool = False) -> Any:
     """``array[key] = value`` through the backend's ``setitem`` kernel when it has one; the result array.
 
     A library with immutable arrays (JAX) must register ``kernels["setitem"](array, key, value)``
-    returning the new array; without it the error says so.
+    returning the new array; without it the error says so. Integer-array keys, which the standard
+    does not require ``__setitem__`` to take, fall back to a scatter through ``index_add``.
     """
     k = device.backend.kernels.get("setitem")
     if k is not None:
@@ -110,9 +111,30 @@ def write_native(device: Any, array: Any, key: Any, value: Any) -> Any:
         raise TypeError(
             f"setitem: backend {device.backend.name!r} cannot assign into its arrays ({exc}); a library with "
             "immutable arrays registers the kernel kernels['setitem'](array, key, value) -> new array "
-            "(for JAX: array.at[key].set(value)); see docs/writing-a-backend.md"
+            "(for JAX: array.at[key].set(value)); see docs/backends.md, 'Writes, views and immutable libraries'"
         ) from None
+    except IndexError:
+        if not advanced or device.backend.kernels.get("index_add") is None:
+            raise
+        return _scatter_set(device, array, key, value)
     return array
+
+
+def _scatter_set(device: Any, array: Any, key: Any, value: Any) -> Any:
+    """``array`` with ``value`` at an integer-array ``key``, in standard functions: scatter-add the values
+    and a count, keep the old element where nothing landed (a repeated position gets the mean)."""
+    xp = device.xp
+    kernels = device.backend.kernels
+    getitem = kernels.get("getitem")
+    region = getitem(array, key) if getitem is not None else array[key]
+    dtype = array.dtype
+    values = xp.broadcast_to(xp.asarray(value, dtype=dtype), region.shape)
+    index_add = kernels["index_add"]
+    count = index_add(xp.zeros(array.shape, dtype=dtype), key, xp.ones(region.shape, dtype=dtype))
+    total = index_add(xp.zeros(array.shape, dtype=dtype), key, values)
+    hit = count > 0
+    safe = xp.where(hit, count, xp.ones_like(count))
+    return xp.where(hit, total // safe if xp.isdtype(dtype, "integral") else total / safe, array)
 
 
 def _flat(values: Any) -> Any:
@@ -218,7 +240,7 @@ class SetItem(Function):
 
     @staticmethod
     def forward(ctx, x, key, advanced, value):
-        return write_native(ctx.device, ctx.xp.asarray(x, copy=True), key, value)
+        return write_native(ctx.device, ctx.xp.asarray(x, copy=True), key, value, advanced)
 
     @staticmethod
     def backward(ctx, g):
@@ -279,7 +301,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         if _mode.enabled and x._requires_grad:
             x._apply_inplace(lambda t: SetItem.apply(t, nkey, advanced, v), "setitem")
             return
-    x._set_data(write_native(x._device, x._data, nkey, v))
+    x._set_data(write_native(x._device, x._data, nkey, v, advanced))
 
 
 def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:
