@@ -339,6 +339,26 @@ def test_a_chain_of_writes_keeps_every_earlier_use_correct(device):
     assert lc.gradcheck(fn, [x])
 
 
+def test_a_tensor_written_in_the_graph_every_step_keeps_a_short_history(device):
+    w = f64(device, [1.5])
+    buf = lc.zeros(1, dtype=lc.float64, device=device)
+    for _ in range(100):
+        buf[:] = w * 2.0
+        buf.sum().backward()
+        buf.detach_()  # as with an RNN's state: the next step must not backward into this one
+    assert w.grad.tolist() == [200.0]
+    assert len(buf._box.ghosts) < 20  # the freed steps' entries were merged
+
+
+def test_a_write_without_gradient_into_a_tensor_that_requires_grad_raises(device):
+    y = f64(device, [1.5, 2.5]) * 2.0
+    with pytest.raises(RuntimeError, match="//=: the result has no gradient"):
+        y //= 2.0
+    with lc.no_grad():
+        y //= 2.0
+    assert y.tolist() == [1.0, 2.0]
+
+
 # -- detached views and state dicts write through ------------------------------------------------------
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = ["Tensor", "Parameter"]
 
+import bisect
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -43,19 +44,48 @@ class _Storage:
             if t is not None:
                 t._data = data
 
+    def add_ghost(self, ghost: Tensor) -> None:
+        """Record ``ghost`` as this tensor before the write now being made (at the current version).
+
+        Held weakly: the write's node keeps it alive as its input while that graph lives. Entries
+        whose graph is gone can only raise; runs of them are merged now and then, so a tensor
+        written in every training step keeps a short list.
+        """
+        ghosts = self.ghosts
+        if ghosts is None:
+            ghosts = self.ghosts = []
+        elif len(ghosts) >= 8 and not len(ghosts) & (len(ghosts) - 1):
+            compact: list[tuple[int, Any, bool]] = []
+            for before, ref, requires in ghosts:
+                g = ref()
+                if g is None or (g._node is not None and g._node.inputs is None):
+                    if compact and compact[-1][1] is _gone and compact[-1][2] == requires:
+                        compact[-1] = (before, _gone, requires)
+                        continue
+                    ref = _gone
+                compact.append((before, ref, requires))
+            ghosts[:] = compact
+        ghosts.append((self.version, weakref.ref(ghost), ghost._requires_grad))
+
     def resolve(self, t: Tensor, version: int) -> Tensor | None:
         """The tensor that stood for ``t`` when a graph edge to it was made at ``version``."""
-        assert self.ghosts is not None
-        for before, ref, requires in self.ghosts:
-            if before >= version:
-                g = ref()
-                if g is None and requires:
-                    raise RuntimeError(
-                        "backward: a tensor used in this graph was later modified in place inside another graph, "
-                        "and that graph has been freed; pass retain_graph=True to its backward"
-                    )
-                return g
-        return t
+        ghosts = self.ghosts
+        assert ghosts is not None
+        i = bisect.bisect_left(ghosts, (version,))  # the first write made at or after that version
+        if i == len(ghosts):
+            return t
+        g = ghosts[i][1]()
+        if g is None and ghosts[i][2]:
+            raise RuntimeError(
+                "backward: a tensor used in this graph was modified in place afterwards inside another graph, "
+                "and that graph has been freed; pass retain_graph=True to its backward"
+            )
+        return g
+
+
+def _gone() -> None:
+    """The reference of a ghost whose graph was freed."""
+    return None
 
 
 class Tensor:
@@ -552,6 +582,11 @@ class Tensor:
             if result._requires_grad:
                 self._become(ghost, result)
                 return self
+            if self._requires_grad:
+                raise RuntimeError(
+                    f"{opname}: the result has no gradient, so it cannot replace the values of a tensor that "
+                    "requires grad; write it under `with lucid_core.no_grad():` or into a .detach()"
+                )
         else:
             result = fn(self)
             self._check_fits(result, opname)
@@ -587,9 +622,7 @@ class Tensor:
         before = b.version
         if self._node is not None:
             _replace_output(self._node, self._out_idx, ghost)
-        if b.ghosts is None:
-            b.ghosts = []
-        b.ghosts.append((before, weakref.ref(ghost), ghost._requires_grad))
+        b.add_ghost(ghost)
         b.version = before + 1
         b.rebind(result._data)
         node = result._node
