@@ -359,6 +359,27 @@ def test_a_write_without_gradient_into_a_tensor_that_requires_grad_raises(device
     assert y.tolist() == [1.0, 2.0]
 
 
+def test_a_write_never_lands_in_another_tensor(device):
+    # NumPy slices and reshapes are views of the same memory; Lucid tensors other than detach() views
+    # must not see each other's writes (the old code wrote through them on NumPy, unversioned)
+    want = np.arange(6.0).reshape(2, 3)
+    a = f64(device, want)
+    y = a * 1.0
+    r = y.reshape(6)
+    s = y[0]
+    z = (y * y).sum()  # saves y
+    with lc.no_grad():
+        r.add_(1.0)
+        s[0] = 9.0
+        r.mul_(2.0)
+        s.copy_(s * 0.0)
+        s += 1.0
+    assert y.tolist() == want.tolist() and y._version == 0
+    assert r.tolist() == ((want.reshape(6) + 1.0) * 2.0).tolist() and s.tolist() == [1.0, 1.0, 1.0]
+    z.backward()
+    assert a.grad.tolist() == (2 * want).tolist()
+
+
 # -- detached views and state dicts write through ------------------------------------------------------
 
 
