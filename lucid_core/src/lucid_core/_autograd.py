@@ -445,7 +445,10 @@ def run_backward(
                 )
             n_out = len(buf) >> 1
             if node.saves_inputs and node.native:
-                _check_saved_inputs(node)
+                for x in ins:  # inline: most inputs were never written or viewed (no box)
+                    if isinstance(x, Tensor) and x._box is not None:
+                        _check_saved_inputs(node)
+                        break
             if capture_ids is not None or node._retain:
                 _observe(buf, n_out, capture_ids, captured, create_graph)
             gxs = node.backward(node, buf[0]) if n_out == 1 else node.backward(node, *buf[0::2])
