@@ -52,8 +52,12 @@ class NumpyBackend(Backend):
         return self.np.array(obj, dtype=native, copy=True) if copy else self.np.asarray(obj, dtype=native)
 
     def inplace(self, op: str, target: Any, other: Any, alpha: Any = 1) -> bool:
-        """Write into ``target``'s memory (optimizer updates allocate nothing parameter-sized)."""
-        if not target.flags.writeable:
+        """Write into ``target``'s memory (optimizer updates allocate nothing parameter-sized).
+
+        Not into a NumPy view of another array (what slicing and reshaping return): that memory
+        belongs to another tensor, which a Lucid write must leave alone, so the core rebinds instead.
+        """
+        if not target.flags.writeable or isinstance(target.base, self._ndarray):
             return False
         if op == "copy":
             target[...] = other
@@ -165,6 +169,13 @@ def _kernels(np: Any) -> dict[str, Any]:
         np.add.at(z, key, values)
         return z
 
+    def setitem(x: Any, key: Any, value: Any) -> Any:
+        # slices and reshapes are NumPy views: write into a copy rather than another tensor's memory
+        if not x.flags.writeable or isinstance(x.base, np.ndarray):
+            x = x.copy()
+        x[key] = value
+        return x
+
     def einsum(spec: str, *xs: Any) -> Any:
         return np.einsum(spec, *xs, optimize=len(xs) > 2)
 
@@ -185,6 +196,7 @@ def _kernels(np: Any) -> dict[str, Any]:
     return {
         "erf": erf,
         "index_add": index_add,
+        "setitem": setitem,
         "einsum": einsum,
         "logsumexp": logsumexp,
         "cumulative_prod": cumulative_prod,

@@ -5,6 +5,10 @@ written with Lucid ops, computes the gradient (so gradients of gradients come fo
 node holds its inputs strongly and its outputs weakly, so a graph is freed as soon as nothing
 refers to its result. Backward walks nodes by decreasing generation with a heap: no recursion,
 each node once, however deep or branched the graph.
+
+In-place writes are checked with a version counter (as in PyTorch): a node records the version
+of each input that had been written or viewed before (``_versions``; None means all at 0), and
+backward refuses a saved tensor whose version moved since, rather than computing a wrong number.
 """
 
 from __future__ import annotations
@@ -101,10 +105,18 @@ class Function:
     which skips a wrapper per op; their ``backward`` is written in Lucid ops all the same.
     """
 
-    __slots__ = ("__dict__", "__weakref__", "_retain", "_saved", "device", "generation", "inputs", "outputs", "xp")
+    __slots__ = (
+        "__dict__", "__weakref__", "_retain", "_saved", "_versions", "device", "generation", "inputs", "outputs", "xp",
+    )  # fmt: skip
 
     native: bool = False
     differentiable: bool = True
+    #: whether ``backward`` reads its tensor inputs' values (built-in ops only; a custom Function
+    #: declares what it needs with ``save_for_backward``). False for ops whose gradient depends on
+    #: shapes alone (add, reshape, indexing): an in-place write to their inputs is then harmless.
+    saves_inputs: bool = True
+    #: versions of outputs that are not fresh (an in-place op's output is the written tensor)
+    _out_versions: dict[int, int] | None = None
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
@@ -128,6 +140,13 @@ class Function:
     def saved_tensors(self) -> tuple[Any, ...]:
         """What ``save_for_backward`` kept, connected to the graph."""
         saved = getattr(self, "_saved", ())
+        if saved and self.inputs is not None:
+            for s in saved:
+                if isinstance(s, Tensor):
+                    for i, a in enumerate(self.inputs):
+                        if a is s:
+                            _check_version(self, a, i)
+                            break
         return tuple(self.output(s.index) if isinstance(s, _SavedOutput) else s for s in saved)
 
     @property
@@ -142,6 +161,12 @@ class Function:
         t = self.outputs[index]()
         if t is None:
             raise RuntimeError(f"{type(self).__name__}: output {index} is no longer alive")
+        b = t._box
+        if b is not None:
+            ov = self._out_versions
+            expected = 0 if ov is None else ov.get(index, 0)
+            if b.version != expected:
+                raise _modified_error(self, t, f"output {index}", b.version, expected)
         return t
 
     @property
@@ -158,10 +183,13 @@ class Function:
         # the hot path of every op: one pass over the arguments, no helper calls
         device = None
         requires = False
+        boxed = False
         gen = 0
         raw = []
         for a in args:
             if isinstance(a, Tensor):
+                if a._box is not None:
+                    boxed = True
                 d = a._device
                 if d is not device:
                     if device is None:
@@ -191,12 +219,13 @@ class Function:
         device = ctx.device  # an op may place its result elsewhere (to_device)
         requires = requires and _mode.enabled and cls.differentiable
         if type(out) is tuple:
-            return _wrap_outputs(ctx, args, out, device, requires, gen)
+            return _wrap_outputs(ctx, args, out, device, requires, gen, boxed)
         if type(out) is not device.array_type:
             out = device.backend.canonical(out)
         t = _new(Tensor)
         t._data = out
         t._device = device
+        t._box = None
         t._out_idx = 0
         t._retains_grad = False
         t.grad = None
@@ -204,6 +233,7 @@ class Function:
             ctx.inputs = args
             ctx.generation = gen
             ctx._retain = False
+            ctx._versions = _versions(args) if boxed else None
             t._node = ctx
             t._requires_grad = True
             ctx.outputs = (weakref.ref(t),)
@@ -225,9 +255,43 @@ class _SavedOutput:
         self.index = index
 
 
+def _versions(args: tuple[Any, ...]) -> tuple[int, ...]:
+    """The version of each argument now (0 for non-tensors and never-written tensors)."""
+    out = []
+    for a in args:
+        b = a._box if isinstance(a, Tensor) else None
+        out.append(0 if b is None else b.version)
+    return tuple(out)
+
+
+def _check_version(node: Function, x: Tensor, i: int) -> None:
+    """Refuse input ``i`` of ``node`` if it was written in place after ``node`` recorded it."""
+    b = x._box
+    if b is not None:
+        vers = node._versions
+        expected = 0 if vers is None else vers[i]
+        if b.version != expected:
+            raise _modified_error(node, x, f"input {i}", b.version, expected)
+
+
+def _check_saved_inputs(node: Function) -> None:
+    for i, x in enumerate(node.inputs):
+        if isinstance(x, Tensor) and x._box is not None:
+            _check_version(node, x, i)
+
+
+def _modified_error(node: Function, t: Tensor, which: str, version: int, expected: int) -> RuntimeError:
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an in-place operation: "
+        f"the {t.dtype.name} tensor of shape {t.shape} saved as {which} of {type(node).__name__}Backward "
+        f"is at version {version}; expected version {expected} instead. Hint: write after backward, or "
+        "write into a .clone() of it"
+    )
+
+
 def _forward_on_tensors(cls: type[Function], ctx: Function, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run a user Function's forward on graph-free tensors; return native arrays."""
-    detached = [a.detach() if isinstance(a, Tensor) else a for a in args]
+    detached = [_new_tensor(a._data, a._device) if isinstance(a, Tensor) else a for a in args]
     prev = _mode.enabled
     _mode.enabled = False
     try:
@@ -246,7 +310,7 @@ def _forward_on_tensors(cls: type[Function], ctx: Function, args: tuple[Any, ...
 
 
 def _wrap_outputs(
-    ctx: Function, args: tuple[Any, ...], out: tuple[Any, ...], device: Any, requires: bool, gen: int
+    ctx: Function, args: tuple[Any, ...], out: tuple[Any, ...], device: Any, requires: bool, gen: int, boxed: bool
 ) -> tuple[Tensor, ...]:
     canonical = device.backend.canonical
     outs = tuple(_new_tensor(canonical(o), device) for o in out)
@@ -254,6 +318,7 @@ def _wrap_outputs(
         ctx.inputs = args
         ctx.generation = gen
         ctx._retain = False
+        ctx._versions = _versions(args) if boxed else None
         refs = []
         for i, t in enumerate(outs):
             t._node = ctx
@@ -332,10 +397,19 @@ def run_backward(
             prev = captured.get(id(x))
             captured[id(x)] = gx if prev is None else prev + gx
 
-    def route(x: Any, gx: Tensor | None) -> None:
-        """Send gradient ``gx`` to tensor ``x``: into its node's pending slot, or to the leaf."""
+    def route(x: Any, gx: Tensor | None, version: int | None) -> None:
+        """Send gradient ``gx`` to tensor ``x`` as it was at ``version`` (None: now): into its node's
+        pending slot, or to the leaf. A tensor written in place in the graph since then has a new
+        node; the edge still belongs to the stand-in that kept the old one."""
         nonlocal counter
-        if gx is None or not isinstance(x, Tensor) or not x._requires_grad:
+        if gx is None or not isinstance(x, Tensor):
+            return
+        b = x._box
+        if b is not None and b.ghosts is not None and version is not None and version != b.version:
+            x = b.resolve(x, version)
+            if x is None:
+                return
+        if not x._requires_grad:
             return
         xn = x._node
         if xn is None:
@@ -369,7 +443,7 @@ def run_backward(
                 )
             g = _seed_grad(t, g)
             handed.add(id(g._data))
-            route(t, g)
+            route(t, g, None)
         while heap:
             node = heappop(heap)[2]
             buf = pending.pop(node)
@@ -382,6 +456,11 @@ def run_backward(
             n_out = len(buf) >> 1
             if node._out_hooks is not None:
                 _run_output_hooks(node._out_hooks, buf)
+            if node.saves_inputs and node.native:
+                for x in ins:  # inline: most inputs were never written or viewed (no box)
+                    if isinstance(x, Tensor) and x._box is not None:
+                        _check_saved_inputs(node)
+                        break
             if capture_ids is not None or node._retain:
                 _observe(buf, n_out, capture_ids, captured, create_graph)
             gxs = node.backward(node, buf[0]) if n_out == 1 else node.backward(node, *buf[0::2])
@@ -394,8 +473,13 @@ def run_backward(
                 )
             if not retain_graph:
                 node.inputs = None
-            for x, gx in zip(ins, gxs):
-                route(x, gx)
+            vers = node._versions
+            if vers is None:
+                for x, gx in zip(ins, gxs):
+                    route(x, gx, 0)
+            else:
+                for x, gx, v in zip(ins, gxs, vers):
+                    route(x, gx, v)
         for x, gx in hooked_leaves.values():  # leaves come after every node, as in generation order
             entry = _leaf_hooks.get(id(x))
             deliver_leaf(x, _call_hooks(entry[1], gx) if entry is not None and entry[0]() is x else gx)
@@ -426,7 +510,7 @@ def _accumulate_leaf(x: Tensor, gx: Tensor, handed: set[int]) -> None:
             "(an op's backward did not reduce a broadcast); please report this"
         )
     if not _mode.enabled:
-        gx = gx.detach() if gx._node is not None else gx
+        gx = _new_tensor(gx._data, gx._device) if gx._node is not None else gx
     if x.grad is None:
         if id(gx._data) in handed:
             gx = gx.clone() if _mode.enabled else gx.detach().clone()

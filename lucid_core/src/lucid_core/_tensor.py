@@ -4,9 +4,88 @@ from __future__ import annotations
 
 __all__ = ["Tensor", "Parameter"]
 
+import bisect
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 from ._dtypes import DType
+
+
+class _Storage:
+    """What a tensor shares with its ``detach()`` views: PyTorch's storage and version counter, in one box.
+
+    ``version`` counts the in-place writes to the data; a node that saved the tensor for backward
+    compares it with the version it recorded and refuses a changed one. ``views`` holds weak
+    references to every tensor sharing the data (the owner and its detached views): a write that
+    produces a new native array (immutable libraries: MLX, JAX; or a rebinding write on any backend)
+    rebinds them all, so every op keeps reading ``t._data`` directly. ``ghosts`` lists, per write
+    recorded in the graph, the tensor as it was before (``(version, weakref, requires_grad)``), so
+    the graph edges made before the write keep pointing at the old history.
+    """
+
+    __slots__ = ("ghosts", "version", "views")
+
+    def __init__(self, version: int = 0) -> None:
+        self.version = version
+        self.views: list[Any] = []
+        self.ghosts: list[tuple[int, Any, bool]] | None = None
+
+    def add_view(self, t: Tensor) -> None:
+        views = self.views
+        if len(views) >= 8:
+            views[:] = [r for r in views if r() is not None]
+        views.append(weakref.ref(t))
+
+    def rebind(self, data: Any) -> None:
+        """Point every live tensor sharing this storage at ``data``."""
+        for r in self.views:
+            t = r()
+            if t is not None:
+                t._data = data
+
+    def add_ghost(self, ghost: Tensor) -> None:
+        """Record ``ghost`` as this tensor before the write now being made (at the current version).
+
+        Held weakly: the write's node keeps it alive as its input while that graph lives. Entries
+        whose graph is gone can only raise; runs of them are merged now and then, so a tensor
+        written in every training step keeps a short list.
+        """
+        ghosts = self.ghosts
+        if ghosts is None:
+            ghosts = self.ghosts = []
+        elif len(ghosts) >= 8 and not len(ghosts) & (len(ghosts) - 1):
+            compact: list[tuple[int, Any, bool]] = []
+            for before, ref, requires in ghosts:
+                g = ref()
+                if g is None or (g._node is not None and g._node.inputs is None):
+                    if compact and compact[-1][1] is _gone and compact[-1][2] == requires:
+                        compact[-1] = (before, _gone, requires)
+                        continue
+                    ref = _gone
+                compact.append((before, ref, requires))
+            ghosts[:] = compact
+        ghosts.append((self.version, weakref.ref(ghost), ghost._requires_grad))
+
+    def resolve(self, t: Tensor, version: int) -> Tensor | None:
+        """The tensor that stood for ``t`` when a graph edge to it was made at ``version``."""
+        ghosts = self.ghosts
+        assert ghosts is not None
+        i = bisect.bisect_left(ghosts, (version,))  # the first write made at or after that version
+        if i == len(ghosts):
+            return t
+        g = ghosts[i][1]()
+        if g is None and ghosts[i][2]:
+            raise RuntimeError(
+                "backward: a tensor used in this graph was modified in place afterwards inside another graph, "
+                "and that graph has been freed; pass retain_graph=True to its backward"
+            )
+        return g
+
+
+def _gone() -> None:
+    """The reference of a ghost whose graph was freed."""
+    return None
 
 
 class Tensor:
@@ -17,7 +96,9 @@ class Tensor:
     (``x.sum(axis=1)``, ``x.reshape(...)``, ``x.to(device)``).
     """
 
-    __slots__ = ("__weakref__", "_data", "_device", "_node", "_out_idx", "_requires_grad", "_retains_grad", "grad")
+    __slots__ = (
+        "__weakref__", "_box", "_data", "_device", "_node", "_out_idx", "_requires_grad", "_retains_grad", "grad",
+    )  # fmt: skip
     __array_priority__ = 1000  # NumPy defers `ndarray <op> Tensor` to us
 
     def __init__(self, data: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> None:
@@ -26,6 +107,7 @@ class Tensor:
         src = asarray(data, dtype=dtype, device=device)
         self._data = src._data
         self._device = src._device
+        self._box = None
         self._node = None
         self._out_idx = 0
         self._requires_grad = False
@@ -69,15 +151,28 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """This tensor's values, outside the graph (PyTorch's ``.data``)."""
+        """This tensor's values outside the graph: a detached view that shares the data (writes land here)."""
         return self.detach()
 
     @data.setter
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Tensor.data must be set to a Tensor, got {type(value).__name__}")
+        # new data, so a new storage: the views handed out before keep the old one (as in PyTorch),
+        # and a graph that saved this tensor sees a new version rather than reading the new values
+        old = self._box
+        if old is not None:
+            old.views = [r for r in old.views if r() is not self]
+        box = self._box = _Storage((0 if old is None else old.version) + 1)
+        box.views.append(weakref.ref(self))
         self._data = value._data
         self._device = value._device
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's data has had (PyTorch's ``t._version``)."""
+        b = self._box
+        return 0 if b is None else b.version
 
     @property
     def T(self) -> Tensor:  # noqa: N802
@@ -158,8 +253,16 @@ class Tensor:
         run_backward([self], [gradient], create_graph if retain_graph is None else retain_graph, create_graph)
 
     def detach(self) -> Tensor:
-        """A tensor with the same values and no graph (shares the native array)."""
-        return _new_tensor(self._data, self._device)
+        """A view with no graph that shares this tensor's data: a write to either lands in both.
+
+        The view also shares the version counter, so writing through it into a tensor that
+        backward still needs is caught (PyTorch's detached views behave the same way).
+        """
+        t = _new_tensor(self._data, self._device)
+        b = self._storage()
+        t._box = b
+        b.add_view(t)
+        return t
 
     def detach_(self) -> Tensor:
         """Cut this tensor from its graph, in place."""
@@ -342,6 +445,7 @@ class Tensor:
         out = object.__new__(type(self))
         out._data = self._device.xp.asarray(self._data, copy=True)
         out._device = self._device
+        out._box = None
         out._node = None
         out._out_idx = 0
         out._requires_grad = self._requires_grad
@@ -464,17 +568,58 @@ class Tensor:
     def __ge__(self, other: Any) -> Tensor:
         return _e.greater_equal(self, other)
 
-    # in-place operators: true in-place outside the graph; on a leaf that requires grad, an error
-    def _inplace(self, result: Tensor, opname: str) -> Tensor:
+    # -- in-place writes ---------------------------------------------------------------------------
+    # Every in-place method and operator ends in `_apply_inplace` (or the `_write` fast path): the
+    # write lands in this tensor and in every detached view of it, and bumps the shared version.
+    def _storage(self) -> _Storage:
+        """This tensor's storage box, made on first need (most tensors are never written or viewed)."""
+        b = self._box
+        if b is None:
+            b = self._box = _Storage()
+            b.views.append(weakref.ref(self))
+        return b
+
+    def _set_data(self, data: Any) -> None:
+        """Store ``data`` as the new value of this tensor and its views, and count the write."""
+        b = self._storage()
+        if data is not self._data:
+            b.rebind(data)
+        b.version += 1
+
+    def _apply_inplace(self, fn: Callable[[Tensor], Tensor], opname: str, *operands: Any) -> Tensor:
+        """Write ``fn(self)`` into this tensor: the one path of every in-place method and operator.
+
+        Outside the graph the values are replaced (every detached view sees them). When the write
+        belongs in the graph (grad mode, and this tensor or an operand requires grad), it is recorded
+        as PyTorch does: ``fn`` runs on a stand-in for the tensor as it was, which the edges made
+        earlier keep using, and this tensor becomes the op's output (its ``grad_fn``).
+        """
         from ._autograd import _mode
 
-        if _mode.enabled and (self._requires_grad or result._requires_grad):
+        if _mode.enabled and (self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in operands)):
             if self._requires_grad and self._node is None:
                 raise RuntimeError(
                     f"{opname}: a leaf tensor that requires grad cannot be modified in place "
                     "(wrap the update in `with lucid_core.no_grad():`)"
                 )
-            return result  # inside the graph: rebinding keeps every gradient correct
+            ghost = self._ghost()
+            result = fn(ghost)
+            self._check_fits(result, opname)
+            if result._requires_grad:
+                self._become(ghost, result)
+                return self
+            if self._requires_grad:
+                raise RuntimeError(
+                    f"{opname}: the result has no gradient, so it cannot replace the values of a tensor that "
+                    "requires grad; write it under `with lucid_core.no_grad():` or into a .detach()"
+                )
+        else:
+            result = fn(self)
+            self._check_fits(result, opname)
+        self._set_data(result._data)
+        return self
+
+    def _check_fits(self, result: Tensor, opname: str) -> None:
         if result._data.dtype != self._data.dtype:
             raise TypeError(
                 f"{opname}: the result dtype {result.dtype.name} cannot be stored in place into a "
@@ -484,14 +629,43 @@ class Tensor:
             raise ValueError(
                 f"{opname}: result of shape {result.shape} cannot be stored in place into shape {self.shape}"
             )
-        self._data = result._data
-        return self
+
+    def _ghost(self) -> Tensor:
+        """A stand-in for this tensor as it is now: same data, graph position and version."""
+        g = _new_tensor(self._data, self._device)
+        g._node = self._node
+        g._out_idx = self._out_idx
+        g._requires_grad = self._requires_grad
+        b = self._box
+        if b is not None and b.version:
+            g._box = _Storage(b.version)
+            g._box.views.append(weakref.ref(g))
+        return g
+
+    def _become(self, ghost: Tensor, result: Tensor) -> None:
+        """Take over ``result``'s data and graph position; ``ghost`` keeps the old ones for older edges."""
+        b = self._storage()
+        before = b.version
+        if self._node is not None:
+            _replace_output(self._node, self._out_idx, ghost)
+        b.add_ghost(ghost)
+        b.version = before + 1
+        b.rebind(result._data)
+        node = result._node
+        self._node = node
+        self._out_idx = result._out_idx
+        self._requires_grad = True
+        _replace_output(node, result._out_idx, self)
+        node._out_versions = {result._out_idx: before + 1}
+        if self._retains_grad:
+            node._retain = True
 
     def _write(self, op: str, other: Any, alpha: Any = 1) -> bool:
         """Update this tensor's own memory (``self op= other * alpha``) where the backend can.
 
-        True when done. Only outside the graph, with an operand of this tensor's device and dtype
-        (or a Python number of a fitting kind); otherwise the caller takes the rebinding path.
+        True when done (and counted as a write). Only outside the graph, with an operand of this
+        tensor's device and dtype (or a Python number of a fitting kind); otherwise the caller
+        takes :meth:`_apply_inplace`.
         """
         write = self._device.backend.inplace
         if write is None:
@@ -511,111 +685,131 @@ class Tensor:
                 return False
         elif type(other) is not int:
             return False
-        return write(op, self._data, other, alpha)
+        if not write(op, self._data, other, alpha):
+            return False
+        self._storage().version += 1
+        return True
 
     def __iadd__(self, other: Any) -> Tensor:
         if self._write("add", other):
             return self
-        return self._inplace(_e.add(self, other), "+=")
+        return self._apply_inplace(lambda t: _e.add(t, other), "+=", other)
 
     def __isub__(self, other: Any) -> Tensor:
         if self._write("subtract", other):
             return self
-        return self._inplace(_e.subtract(self, other), "-=")
+        return self._apply_inplace(lambda t: _e.subtract(t, other), "-=", other)
 
     def __imul__(self, other: Any) -> Tensor:
         if self._write("multiply", other):
             return self
-        return self._inplace(_e.multiply(self, other), "*=")
+        return self._apply_inplace(lambda t: _e.multiply(t, other), "*=", other)
 
     def __itruediv__(self, other: Any) -> Tensor:
         if self._data.dtype in self._device.float_natives and self._write("divide", other):
             return self
-        return self._inplace(_e.divide(self, other), "/=")
+        return self._apply_inplace(lambda t: _e.divide(t, other), "/=", other)
 
     def __ifloordiv__(self, other: Any) -> Tensor:
-        return self._inplace(_e.floor_divide(self, other), "//=")
+        return self._apply_inplace(lambda t: _e.floor_divide(t, other), "//=", other)
 
     def __imod__(self, other: Any) -> Tensor:
-        return self._inplace(_e.remainder(self, other), "%=")
+        return self._apply_inplace(lambda t: _e.remainder(t, other), "%=", other)
 
     def __ipow__(self, other: Any) -> Tensor:
-        return self._inplace(_e.pow(self, other), "**=")
+        return self._apply_inplace(lambda t: _e.pow(t, other), "**=", other)
 
     def __imatmul__(self, other: Any) -> Tensor:
-        return self._inplace(_l.matmul(self, other), "@=")
+        return self._apply_inplace(lambda t: _l.matmul(t, other), "@=", other)
 
     def __iand__(self, other: Any) -> Tensor:
-        return self._inplace(_e.bitwise_and(self, other), "&=")
+        return self._apply_inplace(lambda t: _e.bitwise_and(t, other), "&=", other)
 
     def __ior__(self, other: Any) -> Tensor:
-        return self._inplace(_e.bitwise_or(self, other), "|=")
+        return self._apply_inplace(lambda t: _e.bitwise_or(t, other), "|=", other)
 
     def __ixor__(self, other: Any) -> Tensor:
-        return self._inplace(_e.bitwise_xor(self, other), "^=")
+        return self._apply_inplace(lambda t: _e.bitwise_xor(t, other), "^=", other)
 
     def __ilshift__(self, other: Any) -> Tensor:
-        return self._inplace(_e.bitwise_left_shift(self, other), "<<=")
+        return self._apply_inplace(lambda t: _e.bitwise_left_shift(t, other), "<<=", other)
 
     def __irshift__(self, other: Any) -> Tensor:
-        return self._inplace(_e.bitwise_right_shift(self, other), ">>=")
+        return self._apply_inplace(lambda t: _e.bitwise_right_shift(t, other), ">>=", other)
 
-    # PyTorch-style in-place methods used by optimizers and init
+    # PyTorch-style in-place methods (optimizers, init, state-dict loading)
     def copy_(self, src: Any) -> Tensor:
-        """Overwrite the values with ``src`` (broadcast and cast to this tensor's dtype), in place."""
+        """Overwrite the values with ``src`` (broadcast, cast and moved to this tensor), in place.
+
+        Differentiable with respect to ``src``, as in PyTorch; a write into a detached view (as
+        ``state_dict()`` hands out) lands in the tensor it views.
+        """
         from .ops.creation import asarray
 
         src = asarray(src, device=self._device) if not isinstance(src, Tensor) else src
         if src._device is not self._device:
-            src = _m.to_device(src.detach(), self._device)
+            src = _m.to_device(src, self._device)
         if src.dtype is not self.dtype:
-            src = _m.astype(src.detach(), self.dtype)
-        src = _m.broadcast_to(src.detach(), self.shape) if src.shape != self.shape else src.detach()
-        return self._inplace(_m.clone(src), "copy_")
+            src = _m.astype(src, self.dtype)
+        if src.shape != self.shape:
+            try:
+                fits = _m.broadcast_shapes(src.shape, self.shape) == self.shape
+            except ValueError:
+                fits = False
+            if not fits:
+                raise ValueError(f"copy_: a source of shape {src.shape} does not broadcast to shape {self.shape}")
+        if self._write("copy", src):
+            return self
+        return self._apply_inplace(lambda t: _Overwrite.apply(t, src), "copy_", src)
 
     def zero_(self) -> Tensor:
         """Set every element to 0, in place."""
-        if self._write("copy", 0):
-            return self
-        from .ops.creation import zeros_like
-
-        return self._inplace(zeros_like(self), "zero_")
+        return self._fill(0, "zero_")
 
     def fill_(self, value: Any) -> Tensor:
-        """Set every element to ``value``, in place."""
+        """Set every element to ``value`` (a number or a 0-d tensor), in place."""
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise RuntimeError(f"fill_: the value must be a number or a 0-d tensor, got shape {value.shape}")
+            return self.copy_(value)
+        return self._fill(value, "fill_")
+
+    def _fill(self, value: Any, opname: str) -> Tensor:
         if type(value) in (int, float) and self._write("copy", value):
             return self
-        from .ops.creation import full_like
-
-        return self._inplace(full_like(self, value), "fill_")
+        return self._apply_inplace(lambda t: _Overwrite.apply(t, value), opname)
 
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
         """``self += alpha * other`` in place (in the tensor's own memory where the backend allows)."""
         if self._write("add", other, alpha):
             return self
-        return self._inplace(_e.add(self, other if alpha == 1 else _e.multiply(other, alpha)), "add_")
+        return self._apply_inplace(
+            lambda t: _e.add(t, other if alpha == 1 else _e.multiply(other, alpha)), "add_", other
+        )
 
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
         """``self -= alpha * other`` in place."""
         if self._write("subtract", other, alpha):
             return self
-        return self._inplace(_e.subtract(self, other if alpha == 1 else _e.multiply(other, alpha)), "sub_")
+        return self._apply_inplace(
+            lambda t: _e.subtract(t, other if alpha == 1 else _e.multiply(other, alpha)), "sub_", other
+        )
 
     def mul_(self, other: Any) -> Tensor:
         """``self *= other`` in place."""
         if self._write("multiply", other):
             return self
-        return self._inplace(_e.multiply(self, other), "mul_")
+        return self._apply_inplace(lambda t: _e.multiply(t, other), "mul_", other)
 
     def div_(self, other: Any) -> Tensor:
         """``self /= other`` in place."""
         if self._write("divide", other):
             return self
-        return self._inplace(_e.divide(self, other), "div_")
+        return self._apply_inplace(lambda t: _e.divide(t, other), "div_", other)
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         """Clip to [min, max], in place."""
-        return self._inplace(_e.clip(self, min, max), "clamp_")
+        return self._apply_inplace(lambda t: _e.clip(t, min, max), "clamp_", min, max)
 
     # -- indexing ----------------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Tensor:
@@ -789,6 +983,7 @@ class Parameter(Tensor):
                 )
         self._data = src._data
         self._device = src._device
+        self._box = None
         self._node = None
         self._out_idx = 0
         self._requires_grad = False
@@ -807,12 +1002,20 @@ def _new_tensor(data: Any, device: Any) -> Tensor:
     t = object.__new__(Tensor)
     t._data = data
     t._device = device
+    t._box = None
     t._node = None
     t._out_idx = 0
     t._requires_grad = False
     t._retains_grad = False
     t.grad = None
     return t
+
+
+def _replace_output(node: Any, index: int, t: Tensor) -> None:
+    """Make ``t`` the ``index``-th output of ``node`` (held weakly, as every output is)."""
+    outs = list(node.outputs)
+    outs[index] = weakref.ref(t)
+    node.outputs = outs
 
 
 from .ops import elementwise as _e  # noqa: E402 - the ops need Tensor defined first
@@ -823,3 +1026,4 @@ from .ops import reduction as _r  # noqa: E402
 from .ops import searching as _s  # noqa: E402
 from .ops._helpers import binop as _binop  # noqa: E402
 from .ops._helpers import rbinop as _rbinop  # noqa: E402
+from .ops.indexing import Overwrite as _Overwrite  # noqa: E402

@@ -26,7 +26,7 @@ import pytest
 
 import lucid_core as lc
 
-__all__ = ["BackendConformance"]
+__all__ = ["BackendConformance", "WritesConformance"]
 
 _UNARY: dict[str, tuple[Callable[[Any], Any], Callable[[float], float], tuple[float, ...]]] = {
     "exp": (lc.exp, math.exp, (-1.5, 0.0, 0.7)),
@@ -48,7 +48,96 @@ def _close(a: Any, b: Any, rel: float, abs_: float = 1e-6) -> bool:
     return math.isclose(a, b, rel_tol=rel, abs_tol=abs_)
 
 
-class BackendConformance:
+# -- writes, masks and indexing gradients (issue 13) ------------------------------------------------------
+# A separate block so that each family of checks stays easy to read and to merge; BackendConformance
+# inherits these. They use its helpers (``t``, ``device``, ``_gradcheck``) through ``self``.
+
+
+class WritesConformance:
+    """Checks that writes land and stay differentiable: masks as the standard allows them, ``x[key] = v``
+    with its gradient, indexing gradients, the version counter, and detached views that write through."""
+
+    t: Callable[..., lc.Tensor]
+    _gradcheck: Callable[..., None]
+
+    def test_boolean_masks_are_indexed_as_the_standard_allows(self) -> None:
+        x = self.t([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]])
+        assert x[x > 0].tolist() == [1.0, 3.0, 5.0]
+        assert x[self.t([False, True])].tolist() == [[-4.0, 5.0, -6.0]]
+        assert x[:, self.t([True, False, True])].tolist() == [[1.0, 3.0], [-4.0, -6.0]]
+        y = self.t([1.0, -2.0, 3.0])
+        y[y < 0] = 0.0
+        assert y.tolist() == [1.0, 0.0, 3.0]
+
+    def test_setitem_writes_in_place(self) -> None:
+        x = lc.zeros(2, 3, device=self.device)
+        alias = x
+        x[0] = 1.0
+        x[1, 1:] = self.t([5.0, 6.0])
+        x[self.t([1]), self.t([0])] = self.t([7], dtype=lc.int64)  # cast to the tensor's dtype
+        assert alias.tolist() == [[1.0, 1.0, 1.0], [7.0, 5.0, 6.0]] and x.dtype is lc.float32
+
+    def test_setitem_gradients(self) -> None:
+        mask = self.t([[True, False], [False, True], [True, True]])
+        idx = self.t([2, 0])
+
+        def fn(b: lc.Tensor, v: lc.Tensor) -> lc.Tensor:
+            z = b * 2.0
+            z[1:, 0] = v[:2] * v[:2]
+            z[idx] = z[idx] + 1.0
+            z[mask] = v * 3.0
+            return z * b
+
+        self._gradcheck(fn, [[0.5, -1.0], [2.0, 0.3], [-0.7, 1.1]], [0.2, -0.4, 0.9, 1.3])
+
+    def test_setitem_of_a_graph_value_into_a_plain_tensor(self) -> None:
+        x = self.t([1.0, 2.0], requires_grad=True)
+        z = lc.zeros(3, device=self.device)
+        z[1:] = x * 2.0
+        assert z.requires_grad and not z.is_leaf
+        (z.sum() + x.sum()).backward()
+        assert x.grad.tolist() == [3.0, 3.0]
+
+    def test_index_gradients_accumulate_repeats_and_masks(self) -> None:
+        x = self.t([1.0, 2.0, 3.0], requires_grad=True)
+        (x[self.t([0, 0, 2, 0])].sum() + x[x > 1.5].sum() * 2.0).backward()
+        assert x.grad.tolist() == [3.0, 2.0, 3.0]
+        self._gradcheck(lambda a: a[self.t([1, 1, 0]), 1:] * a[a > 0.0].sum(), [[0.5, -1.0, 2.0], [0.3, 0.8, -0.2]])
+
+    def test_in_place_on_a_non_leaf_writes_and_differentiates(self) -> None:
+        a = self.t([1.0, 2.0], requires_grad=True)
+        y = a * 2.0
+        assert y.add_(1.0) is y and y.tolist() == [3.0, 5.0]
+        (y * y).sum().backward()
+        assert a.grad.tolist() == [12.0, 20.0]
+        with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+            a.mul_(2.0)
+
+    def test_writing_a_tensor_saved_for_backward_raises(self) -> None:
+        a = self.t([1.0, 2.0], requires_grad=True)
+        y = lc.exp(a)  # exp keeps its output for backward
+        z = y * y  # multiply keeps its inputs
+        with lc.no_grad():
+            y.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+            z.sum().backward()
+
+    def test_detached_views_and_copy_write_through(self) -> None:
+        p = lc.Parameter(self.t([1.0, 2.0, 3.0]))
+        view = p.detach()
+        view.copy_(self.t([4.0, 5.0, 6.0]))
+        assert p.tolist() == [4.0, 5.0, 6.0]
+        view[0] = 0.0
+        view.mul_(2.0)
+        view += 1.0
+        assert p.tolist() == [1.0, 11.0, 13.0]
+        with lc.no_grad():
+            p.sub_(self.t([1.0, 1.0, 1.0]))
+        assert view.tolist() == [0.0, 10.0, 12.0]
+        assert p.is_leaf and p.requires_grad
+
+
+class BackendConformance(WritesConformance):
     """Abstract test class: set ``backend`` to your backend's name in a subclass.
 
     Attributes:

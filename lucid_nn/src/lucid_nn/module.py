@@ -491,7 +491,11 @@ class Module:
     def state_dict(
         self, destination: dict[str, Tensor] | None = None, prefix: str = "", keep_vars: bool = False
     ) -> dict[str, Tensor]:
-        """Parameters and persistent buffers by PyTorch's dotted names (detached unless ``keep_vars``)."""
+        """Parameters and persistent buffers by PyTorch's dotted names.
+
+        Each value is a detached view sharing its tensor's data (the tensor itself with ``keep_vars``),
+        so ``sd[k].copy_(w)`` loads into the model, as in PyTorch, on every backend.
+        """
         out: dict[str, Tensor] = OrderedDict() if destination is None else destination
         for name, p in self._parameters.items():
             if p is not None:

@@ -1,4 +1,8 @@
-"""Indexing: ``x[key]`` with gradients that scatter back (repeated indices accumulate), take, setitem."""
+"""Indexing: ``x[key]`` with gradients that scatter back (repeated indices accumulate), take, and
+``x[key] = value``, an in-place write that is recorded in the graph like any other op.
+
+Keys are normalised here, once, so every backend receives only what the Array API standard allows
+(a boolean mask is the sole index; elsewhere it becomes the integer arrays of its true positions)."""
 
 from __future__ import annotations
 
@@ -7,8 +11,11 @@ from typing import Any
 from .. import _dtypes as dt
 from .._autograd import Function, _mode
 from .._tensor import Tensor
+from ._helpers import sum_to
 
 __all__ = ["getitem", "setitem", "take", "take_along_axis"]
+
+_SCALARS = (bool, int, float, complex)
 
 
 def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
@@ -16,6 +23,7 @@ def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
     if not isinstance(key, tuple):
         key = (key,)
     out = []
+    masks = []
     advanced = False
     for k in key:
         if isinstance(k, Tensor):
@@ -29,11 +37,15 @@ def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
                     f"indexing: backend {x._device.backend.name!r} cannot index with a boolean mask (the result's "
                     "shape depends on the data); use lucid_core.where(mask, x, 0) instead"
                 )
+            if kind == "b":
+                masks.append(len(out))
             out.append(k._data)
             advanced = True
         elif isinstance(k, (list, tuple)):
-            arr = x._device.backend.asarray(k, dt.bool if _is_bool_list(k) else dt.int64, x._device)
-            out.append(arr)
+            is_mask = _is_bool_list(k)
+            if is_mask:
+                masks.append(len(out))
+            out.append(x._device.backend.asarray(k, dt.bool if is_mask else dt.int64, x._device))
             advanced = True
         elif k is None or k is Ellipsis or isinstance(k, (int, slice)):
             if isinstance(k, bool):
@@ -47,6 +59,10 @@ def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
         else:
             raise IndexError(f"indexing: unsupported index of type {type(k).__name__}")
     _check_host_indices(x, key)
+    if masks:
+        out = _mask_key(x, out, masks)
+        if len(out) == 1:
+            return tuple(out), True
     # the standard wants a key that covers every axis: x[k] on a 2-D tensor is x[k, ...]
     consumed = 0
     for k in out:
@@ -57,6 +73,68 @@ def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
     if consumed < len(x._data.shape):
         out.append(Ellipsis)
     return tuple(out), advanced
+
+
+def _mask_key(x: Tensor, out: list[Any], masks: list[int]) -> list[Any]:
+    """The standard allows a boolean mask only as the sole index: ``x[m]``, ``x[m, ...]`` and ``x[m, :]``
+    become ``x[m]``; a mask among other indices becomes the integer arrays of its true positions."""
+    if masks == [0]:
+        rest = out[1:]
+        if all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in rest):
+            mask_ndim = len(out[0].shape)
+            if mask_ndim + sum(1 for k in rest if k is not Ellipsis) > len(x._data.shape):
+                raise IndexError(f"too many indices for a tensor of dimension {x.ndim} (a {mask_ndim}-D mask and more)")
+            return out[:1]
+    nonzero = x._device.xp.nonzero
+    spelled: list[Any] = []
+    for i, k in enumerate(out):
+        if i in masks:
+            spelled.extend(nonzero(k))
+        else:
+            spelled.append(k)
+    return spelled
+
+
+def write_native(device: Any, array: Any, key: Any, value: Any, advanced: bool = False) -> Any:
+    """``array[key] = value`` through the backend's ``setitem`` kernel when it has one; the result array.
+
+    A library with immutable arrays (JAX) must register ``kernels["setitem"](array, key, value)``
+    returning the new array; without it the error says so. Integer-array keys, which the standard
+    does not require ``__setitem__`` to take, fall back to a scatter through ``index_add``.
+    """
+    k = device.backend.kernels.get("setitem")
+    if k is not None:
+        return k(array, key, value)
+    try:
+        array[key] = value
+    except TypeError as exc:
+        raise TypeError(
+            f"setitem: backend {device.backend.name!r} cannot assign into its arrays ({exc}); a library with "
+            "immutable arrays registers the kernel kernels['setitem'](array, key, value) -> new array "
+            "(for JAX: array.at[key].set(value)); see docs/backends.md, 'Writes, views and immutable libraries'"
+        ) from None
+    except IndexError:
+        if not advanced or device.backend.kernels.get("index_add") is None:
+            raise
+        return _scatter_set(device, array, key, value)
+    return array
+
+
+def _scatter_set(device: Any, array: Any, key: Any, value: Any) -> Any:
+    """``array`` with ``value`` at an integer-array ``key``, in standard functions: scatter-add the values
+    and a count, keep the old element where nothing landed (a repeated position gets the mean)."""
+    xp = device.xp
+    kernels = device.backend.kernels
+    getitem = kernels.get("getitem")
+    region = getitem(array, key) if getitem is not None else array[key]
+    dtype = array.dtype
+    values = xp.broadcast_to(xp.asarray(value, dtype=dtype), region.shape)
+    index_add = kernels["index_add"]
+    count = index_add(xp.zeros(array.shape, dtype=dtype), key, xp.ones(region.shape, dtype=dtype))
+    total = index_add(xp.zeros(array.shape, dtype=dtype), key, values)
+    hit = count > 0
+    safe = xp.where(hit, count, xp.ones_like(count))
+    return xp.where(hit, total // safe if xp.isdtype(dtype, "integral") else total / safe, array)
 
 
 def _flat(values: Any) -> Any:
@@ -101,6 +179,7 @@ def _is_bool_list(k: Any) -> bool:
 
 class GetItem(Function):
     native = True
+    saves_inputs = False  # backward needs the key and x's shape, not its values
 
     @staticmethod
     def forward(ctx, x, key, advanced):
@@ -117,6 +196,7 @@ class IndexAdd(Function):
     """Zeros of ``shape`` with ``values`` added at ``key`` (repeated indices accumulate)."""
 
     native = True
+    saves_inputs = False
 
     @staticmethod
     def forward(ctx, values, key, advanced, shape):
@@ -131,11 +211,7 @@ class IndexAdd(Function):
                     "indexing cannot be scattered"
                 )
             return k(z, key, values)
-        k = kernels.get("setitem")  # a basic key hits each position once: plain assignment
-        if k is not None:
-            return k(z, key, values)
-        z[key] = values
-        return z
+        return write_native(ctx.device, z, key, values)  # a basic key hits each position once
 
     @staticmethod
     def backward(ctx, gz):
@@ -152,27 +228,80 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         raise IndexError(f"indexing a tensor of shape {x.shape}: {exc}") from None
 
 
+class SetItem(Function):
+    """``x`` with ``value`` written at ``key``, as a new array: ``x[key] = value`` recorded in the graph.
+
+    The gradient reaches ``value`` (the assigned region, summed over broadcast axes) and ``x``
+    everywhere else (zero at the assigned positions), as in PyTorch.
+    """
+
+    native = True
+    saves_inputs = False  # backward needs the key and the shapes only
+
+    @staticmethod
+    def forward(ctx, x, key, advanced, value):
+        return write_native(ctx.device, ctx.xp.asarray(x, copy=True), key, value, advanced)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, key, advanced, value = ctx.inputs
+        gx = SetItem.apply(g, key, advanced, 0.0) if x._requires_grad else None
+        gv = None
+        if isinstance(value, Tensor) and value._requires_grad:
+            gv = sum_to(GetItem.apply(g, key, advanced), value.shape)
+        return gx, None, None, gv
+
+
+class Overwrite(Function):
+    """An array of ``target``'s shape and dtype holding ``value`` (a tensor, broadcast, or a number).
+
+    ``copy_`` and ``fill_`` recorded in the graph: ``target`` is an input (its old values get no
+    gradient) so the graph keeps the history the write replaced.
+    """
+
+    native = True
+    saves_inputs = False
+
+    @staticmethod
+    def forward(ctx, target, value):
+        xp = ctx.xp
+        if isinstance(value, _SCALARS):
+            return xp.full(target.shape, value, dtype=target.dtype)
+        return xp.asarray(xp.broadcast_to(value, target.shape), copy=True)
+
+    @staticmethod
+    def backward(ctx, g):
+        value = ctx.inputs[1]
+        if isinstance(value, Tensor) and value._requires_grad:
+            return None, sum_to(g, value.shape)
+        return None, None
+
+
 def setitem(x: Tensor, key: Any, value: Any) -> None:
-    """``x[key] = value`` for tensors outside the graph (in place)."""
-    if x._requires_grad and _mode.enabled:
-        raise RuntimeError(
-            "setitem: cannot assign into a tensor that requires grad; do it under lucid_core.no_grad(), "
-            "or build the result with lucid_core.where / concat"
-        )
-    nkey, _ = _native_key(x, key)
+    """``x[key] = value``, in place (every detached view of ``x`` sees it).
+
+    When ``x`` or ``value`` requires grad (in grad mode) the write is an op in the graph, as in
+    PyTorch: ``x`` becomes its output, with gradients to ``value`` and to ``x``'s earlier contents.
+    A leaf that requires grad can only be written under ``no_grad()``.
+    """
+    nkey, advanced = _native_key(x, key)
     if isinstance(value, Tensor):
         if value._device is not x._device:
             raise RuntimeError(f"setitem: value is on {value.device} but the tensor is on {x.device}")
+        if value._data.dtype != x._data.dtype:
+            from .manipulation import astype
+
+            value = astype(value, x.dtype)
+        if _mode.enabled and (x._requires_grad or value._requires_grad):
+            x._apply_inplace(lambda t: SetItem.apply(t, nkey, advanced, value), "setitem", value)
+            return
         v = value._data
-        if v.dtype != x._data.dtype:
-            v = x._device.xp.astype(v, x._data.dtype)
     else:
         v = x._device.backend.asarray(value, x.dtype, x._device)
-    k = x._device.backend.kernels.get("setitem")
-    if k is not None:
-        x._data = k(x._data, nkey, v)
-    else:
-        x._data[nkey] = v
+        if _mode.enabled and x._requires_grad:
+            x._apply_inplace(lambda t: SetItem.apply(t, nkey, advanced, v), "setitem")
+            return
+    x._set_data(write_native(x._device, x._data, nkey, v, advanced))
 
 
 def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:

@@ -25,6 +25,7 @@ def _check(x: Any, name: str) -> Tensor:
 
 class Reshape(Function):
     native = True
+    saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -76,6 +77,7 @@ def flatten(x: Tensor, /, start_axis: int = 0, end_axis: int = -1) -> Tensor:
 
 class PermuteDims(Function):
     native = True
+    saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
     def forward(ctx, x, axes):
@@ -178,6 +180,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
 
 class BroadcastTo(Function):
     native = True
+    saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -207,6 +210,7 @@ def broadcast_arrays(*arrays: Tensor) -> tuple[Tensor, ...]:
 
 class Concat(Function):
     native = True
+    saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
     def forward(ctx, axis, *xs):
@@ -297,6 +301,7 @@ def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
 
 class Flip(Function):
     native = True
+    saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
     def forward(ctx, x, axes):
@@ -317,6 +322,7 @@ def flip(x: Tensor, /, *, axis: int | Sequence[int] | None = None) -> Tensor:
 
 class Roll(Function):
     native = True
+    saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
     def forward(ctx, x, shift, axis):
@@ -446,6 +452,7 @@ def pad(
 
 class Astype(Function):
     native = True
+    saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
     def forward(ctx, x, native_dtype):
@@ -483,6 +490,7 @@ def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -
 
 class ToDevice(Function):
     native = True
+    saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
     def forward(ctx, x, device):
@@ -511,6 +519,7 @@ def to_device(x: Tensor, device: Any, /, *, stream: Any = None) -> Tensor:
 
 class Clone(Function):
     native = True
+    saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
     def forward(ctx, x):
