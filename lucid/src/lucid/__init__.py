@@ -63,6 +63,10 @@ _SUBMODULES = {
 }
 
 
+# ``lucid.backends`` is PyTorch's module (``lucid.backends.mps``), not lucid_core's listing function
+del backends  # noqa: F821
+
+
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")

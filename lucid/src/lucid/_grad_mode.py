@@ -14,9 +14,10 @@ class set_grad_enabled:  # noqa: N801 - PyTorch's name
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)
-        self._prev = lc.is_grad_enabled()
-        self._ctx = lc.set_grad_enabled(self.mode)
-        self._ctx.__enter__()  # PyTorch switches at construction, so the bare call works too
+        # PyTorch switches at construction, so the bare call works too; no_grad/enable_grad keep the previous
+        # mode in the object (a generator-based context would restore it as soon as it is garbage-collected)
+        self._ctx = lc.enable_grad() if self.mode else lc.no_grad()
+        self._ctx.__enter__()
 
     def __enter__(self) -> None:
         return None
