@@ -55,9 +55,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
 concat = concatenate = cat
 
 
-def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    """Join ``tensors`` along a new axis ``dim``."""
-    return lc.stack(list(tensors), axis=dim)
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """Join ``tensors`` along a new axis ``dim`` (``axis=``, the seeds' spelling, is accepted too)."""
+    return lc.stack(list(tensors), axis=dim if axis is None else axis)
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
