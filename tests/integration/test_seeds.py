@@ -25,11 +25,19 @@ def seed_text(prefix: str) -> str:
 
 
 def block(text: str, first: str, last: str) -> str:
-    """The seed's lines from the line ``first`` through the line ``last`` (matched without surrounding blanks)."""
+    """The seed's lines from the first line that starts with ``first`` through the next that starts with ``last``.
+
+    Lines are compared with runs of blanks collapsed, so the arguments fit in this file's line length.
+    """
     lines = [line.rstrip() for line in text.splitlines()]
-    stripped = [line.strip() for line in lines]
-    start = stripped.index(first.strip())
-    end = stripped.index(last.strip(), start)
+    flat = [" ".join(line.split()) for line in lines]
+
+    def find(prefix: str, start: int) -> int:
+        want = " ".join(prefix.split())
+        return next(i for i in range(start, len(flat)) if flat[i].startswith(want))
+
+    start = find(first, 0)
+    end = find(last, start)
     return textwrap.dedent("\n".join(lines[start : end + 1])) + "\n"
 
 
@@ -79,16 +87,17 @@ def test_seed_001_gpu_without_a_gpu_is_an_error_when_strict(tmp_path: Path) -> N
 def test_seed_001_dataset_snippets_run_as_written(tmp_path: Path) -> None:
     text = seed_text("001")
     parts = [
-        "import lucid\nfrom lucid.data import ConcatDataset, DataLoader, Dataset, Subset, TensorDataset, random_split\n",
+        "import lucid\n",
+        "from lucid.data import ConcatDataset, DataLoader, Dataset, Subset, TensorDataset, random_split\n",
         block(text, "class MyDataset(Dataset):", "        return len(self.X)"),
         "full_ds = MyDataset(lucid.randn(1000, 4), lucid.arange(1000))  # the reader's data\n",
-        block(text, "train_ds = Subset(full_ds, list(range(0, 800)))", "val_ds   = Subset(full_ds, list(range(800, 1000)))"),
-        block(text, "X = lucid.randn(100, 32); y = lucid.randint(0, 10, (100,))", 'ds = TensorDataset(X, y).to("gpu")'),
+        block(text, "train_ds = Subset(full_ds, list(range(0, 800)))", "val_ds = Subset(full_ds, list(range(800, 1000)))"),
+        block(text, "X = lucid.randn(100, 32);", 'ds = TensorDataset(X, y).to("gpu")'),
         "extra_ds = MyDataset(lucid.randn(5, 4), lucid.arange(5) + 1000)  # the reader's data\n",
         block(text, "full = ConcatDataset([train_ds, extra_ds])", "last = full[-1]"),
         block(text, "loader = DataLoader(ds, batch_size=32, shuffle=True)", "    ..."),
         block(text, "def my_collate(batch):", "loader = DataLoader(ds, batch_size=16, collate_fn=my_collate)"),
-        block(text, "train_ds, val_ds = random_split(ds, [0.8, 0.2], seed=42)", "train_ds, val_ds = random_split(ds, [0.8, 0.2], seed=42)"),
+        block(text, "train_ds, val_ds = random_split(ds, [0.8, 0.2], seed=42)", "train_ds, val_ds = random_split("),
         "xb, yb = next(iter(loader))\n"
         "print(len(full), int(last[1]), tuple(xb.shape), tuple(yb.shape), len(train_ds), len(val_ds))\n",
     ]  # fmt: skip
