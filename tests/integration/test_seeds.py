@@ -91,7 +91,7 @@ def test_seed_001_dataset_snippets_run_as_written(tmp_path: Path) -> None:
         "from lucid.data import ConcatDataset, DataLoader, Dataset, Subset, TensorDataset, random_split\n",
         block(text, "class MyDataset(Dataset):", "        return len(self.X)"),
         "full_ds = MyDataset(lucid.randn(1000, 4), lucid.arange(1000))  # the reader's data\n",
-        block(text, "train_ds = Subset(full_ds, list(range(0, 800)))", "val_ds = Subset(full_ds, list(range(800, 1000)))"),
+        block(text, "train_ds = Subset(full_ds, list(range(0, 800)))", "val_ds = Subset(full_ds,"),
         block(text, "X = lucid.randn(100, 32);", 'ds = TensorDataset(X, y).to("gpu")'),
         "extra_ds = MyDataset(lucid.randn(5, 4), lucid.arange(5) + 1000)  # the reader's data\n",
         block(text, "full = ConcatDataset([train_ds, extra_ds])", "last = full[-1]"),
