@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import lucid
+import lucid_core
 
 from . import face_cases
 from .conftest import HERE
@@ -15,8 +16,17 @@ with np.load(HERE / "fixtures" / "functions.npz") as _f:
     EXPECTED = {k: _f[k] for k in _f.files}
 
 
+@pytest.fixture
+def on_backend(device):
+    """Make the backend under test the default device (the cases create tensors without naming one)."""
+    previous = lucid_core.get_default_device()
+    lucid_core.set_default_device(device)
+    yield device
+    lucid_core.set_default_device(previous)
+
+
 @pytest.mark.parametrize("case", sorted(face_cases.CASES))
-def test_case_matches_pytorch(case: str) -> None:
+def test_case_matches_pytorch(case: str, on_backend) -> None:
     keys = sorted(k for k in EXPECTED if k == case or k.startswith(case + "."))
     assert keys, f"no fixture for {case}"
     ours = face_cases.run_all(lucid, only=case)

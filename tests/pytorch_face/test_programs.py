@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import lucid
+import lucid_core
 
 from .conftest import HERE, fixture, rule, translated_program
 
@@ -27,8 +28,17 @@ def run_translated(name: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarr
     return program.run(model, fx["d"]), fx["o"], model
 
 
+@pytest.fixture
+def on_backend(device):
+    """Make the backend under test the default device (the programs create tensors without naming one)."""
+    previous = lucid_core.get_default_device()
+    lucid_core.set_default_device(device)
+    yield device
+    lucid_core.set_default_device(previous)
+
+
 @pytest.mark.parametrize("name", PROGRAMS)
-def test_program_gives_pytorchs_numbers(name: str) -> None:
+def test_program_gives_pytorchs_numbers(name: str, on_backend) -> None:
     ours, theirs, _ = run_translated(name)
     assert set(ours) == set(theirs)
     for key, expected in theirs.items():

@@ -29,6 +29,7 @@ from ._creation import (
     randint,
     randint_like,
     randn_like,
+    tensor,
 )
 from ._device import device
 from ._functions import *  # noqa: F403

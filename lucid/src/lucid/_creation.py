@@ -9,6 +9,12 @@ import lucid_core as lc
 from lucid_core import Tensor
 
 
+def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A copy of ``data`` on ``device`` (the default device when None, even for another library's array)."""
+    return lc.tensor(data, dtype=dtype, device=lc.get_default_device() if device is None else device,
+                     requires_grad=requires_grad)  # fmt: skip
+
+
 def from_numpy(ndarray: Any) -> Tensor:
     """A tensor with the values of a NumPy array, on the default device (shared where the backend allows)."""
     return lc.asarray(ndarray)

@@ -98,7 +98,7 @@ def run(model, data):
         if step == 0:
             out["logits"] = logits.detach().numpy()
             for name, p in model.named_parameters():
-                out["grad:" + name] = p.grad.numpy()
+                out["grad:" + name] = p.grad.clone().numpy()
         opt.step()
         losses.append(loss.item())
     out["losses"] = torch.tensor(losses, dtype=torch.float64).numpy()

@@ -52,7 +52,7 @@ def run(model, data):
         loss.backward()
         if i == 0:
             for name, p in model.named_parameters():
-                out["grad:" + name] = p.grad.numpy()
+                out["grad:" + name] = p.grad.clone().numpy()
         norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)))
         optimizer.step()
         losses.append(loss.item())

@@ -68,7 +68,7 @@ def run(model, data):
         if step == 0:
             out["recon"] = recon.detach().numpy()
             for name, p in model.named_parameters():
-                out["grad:" + name] = p.grad.numpy()
+                out["grad:" + name] = p.grad.clone().numpy()
         optimizer.step()
         losses.append(loss.item())
     out["losses"] = torch.tensor(losses, dtype=torch.float64).numpy()
