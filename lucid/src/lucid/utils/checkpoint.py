@@ -9,6 +9,10 @@ __all__ = ["checkpoint"]
 
 def checkpoint(function: Any, *args: Any, **kwargs: Any) -> Any:
     """Run ``function(*args)`` without keeping its intermediate values; backward recomputes them."""
-    from lucid_nn.utils import checkpoint as _checkpoint
+    import inspect
 
-    return _checkpoint(function, *args, **kwargs)
+    from lucid_nn.utils import checkpoint as impl
+
+    if inspect.ismodule(impl):  # lucid_nn.utils.checkpoint may be a module holding the function
+        impl = impl.checkpoint
+    return impl(function, *args, **kwargs)
