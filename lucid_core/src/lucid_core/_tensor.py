@@ -13,8 +13,9 @@ class Tensor:
     """An n-dimensional array on one device that can record the ops applied to it.
 
     Make tensors with :func:`lucid_core.asarray` / :func:`lucid_core.tensor` (or ``Tensor(data)``).
-    The methods mirror the Array API standard, with PyTorch-style aliases
-    (``x.sum(axis=1)``, ``x.reshape(...)``, ``x.to(device)``).
+    Operators and attributes follow the Array API standard; the methods, which the standard does not
+    define, follow PyTorch (``x.sum(dim=1)``, ``x.max(1)`` giving values and indices, ``x.size()``,
+    ``x.view(...)``, ``x.to(device)``; ``axis=``/``keepdims=`` are accepted too).
     """
 
     __slots__ = ("__weakref__", "_data", "_device", "_node", "_out_idx", "_requires_grad", "_retains_grad", "grad")
