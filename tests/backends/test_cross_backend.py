@@ -63,7 +63,7 @@ REDUCE: dict[str, Callable[[Any], Any]] = {
     "sum": lambda y: y.sum(),
     "mean_axis": lambda y: (y.mean(axis=-1) ** 2).sum(),
     "logsumexp": lambda y: lc.logsumexp(y, axis=-1).sum(),
-    "max": lambda y: y.max(axis=0).sum(),
+    "max": lambda y: lc.max(y, axis=0).sum(),
     "var": lambda y: y.var(axis=-1, correction=1).sum() if y.shape[-1] > 1 else y.sum(),
     "softmax_ce": lambda y: (lc.logsumexp(y, axis=-1) - y[..., 0]).sum(),
     "prod": lambda y: lc.prod(lc.tanh(y) * 0.5 + 1.0, axis=-1).sum(),

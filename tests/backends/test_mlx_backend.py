@@ -44,10 +44,12 @@ def test_default_device_is_gpu_when_present_else_cpu(mlx):
 
 
 @pytest.mark.skipif(gpu_available(mx), reason="this machine has an MLX GPU")
-def test_gpu_request_without_gpu_names_available_devices(mlx):
+def test_gpu_request_without_gpu_names_available_devices(mlx, monkeypatch):
     with pytest.raises(RuntimeError, match=r"'mlx' has no 'gpu' device on this machine; it offers \['mlx:cpu'\]"):
         lc.tensor([1.0], device="mlx:gpu")
-    with pytest.raises(RuntimeError, match="no installed backend offers a 'gpu' device; available devices"):
+    # plain "gpu" falls back to the CPU with a warning (tests/core/test_tensor_methods.py); strict, it names them
+    monkeypatch.setenv("LUCID_STRICT_DEVICE", "1")
+    with pytest.raises(RuntimeError, match=r"no installed backend offers a 'gpu' device \(available devices: \["):
         lc.tensor([1.0], device="gpu")
 
 

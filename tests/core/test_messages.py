@@ -74,9 +74,9 @@ def test_the_wrapped_functions_keep_their_name_signature_and_results(device: lc.
 
 
 # -- missing backends ---------------------------------------------------------------------------------------
-def run_python(code: str, load_plugins: str) -> str:
+def run_python(code: str, load_plugins: str, **extra_env: str) -> str:
     """The output of ``code`` in a process that loads only the plugins named (as if only those were installed)."""
-    env = {**os.environ, "LUCID_LOAD_PLUGINS": load_plugins}
+    env = {**os.environ, "LUCID_LOAD_PLUGINS": load_plugins, **extra_env}
     env.pop("LUCID_DEVICE", None)
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, timeout=120
@@ -105,15 +105,24 @@ def test_with_no_backend_making_a_tensor_says_what_to_install() -> None:
 
 
 def test_mlx_without_its_plugin_names_lucid_backend_mlx() -> None:
-    out = run_python(ERRORS.format(specs=["mlx", "mlx:cpu", "gpu", "cuda"]), load_plugins="numpy")
+    out = run_python(
+        ERRORS.format(specs=["mlx", "mlx:cpu", "gpu", "cuda"]), load_plugins="numpy", LUCID_STRICT_DEVICE="1"
+    )
     lines = dict(line.split(" -> ", 1) for line in out.splitlines() if " -> " in line)
     for spec in ("mlx", "mlx:cpu"):
         assert lines[spec].startswith(
             f"ValueError unknown device '{spec}': no backend named 'mlx'; installed backends: numpy"
         )
         assert "`pip install lucid-backend-mlx`" in lines[spec]
-    assert "available devices: ['numpy:cpu']" in lines["gpu"] and "`pip install lucid-backend-mlx`" in lines["gpu"]
-    assert "PyTorch's 'cuda' is 'gpu' in Lucid" in lines["cuda"]
+    for spec in ("gpu", "cuda"):  # PyTorch's "cuda" is Lucid's "gpu"
+        assert "available devices: ['numpy:cpu']" in lines[spec] and "`pip install lucid-backend-mlx`" in lines[spec]
+
+
+def test_gpu_without_one_falls_back_with_a_warning_that_names_lucid_backend_mlx() -> None:
+    out = run_python(ERRORS.format(specs=["gpu", "cuda"]), load_plugins="numpy", LUCID_STRICT_DEVICE="0")
+    assert " -> " not in out  # no exception: the tensors were made on the CPU
+    assert out.count("RuntimeWarning") == 1  # one warning per process
+    assert "using numpy:cpu instead" in out and "`pip install lucid-backend-mlx`" in out
 
 
 def test_a_known_backend_whose_plugin_failed_to_load_says_why(monkeypatch: pytest.MonkeyPatch) -> None:

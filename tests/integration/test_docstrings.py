@@ -21,6 +21,14 @@ MODULES = [
     "lucid_optim",
     "lucid_optim.lr_scheduler",
     "lucid_data",
+    "lucid",
+    "lucid.nn",
+    "lucid.autograd",
+    "lucid.cuda",
+    "lucid.accelerator",
+    "lucid.backends.mps",
+    "lucid.utils.data",
+    "lucid.utils.checkpoint",
 ]
 
 

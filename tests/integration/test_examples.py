@@ -235,25 +235,3 @@ def test_seed_003_dezero_prints_the_seeds_gradient(tmp_path: Path) -> None:
     lines = proc.stdout.splitlines()
     assert lines.count("3.297442541400256") == 6
     assert lines[-1] == "Tensor 0 Tensor lucid_core.float64"
-
-
-def test_seed_001_image_classification_loop_prints_each_epoch(tmp_path: Path) -> None:
-    proc = run_example("seeds/seed_001_image_classification.py", cwd=tmp_path)
-    lines = proc.stdout.splitlines()
-    assert [line.split(" acc=")[0] for line in lines] == [f"Epoch {i}" for i in range(5)]
-    accs = [float(line.split("acc=")[1]) for line in lines]
-    assert all(0.0 <= a <= 0.3 for a in accs)  # random labels: near chance, as the seed's data are random
-
-
-def test_seed_000_optimizer_and_scheduler_usage(tmp_path: Path) -> None:
-    proc = run_example("seeds/seed_000_optimizer_scheduler.py", cwd=tmp_path)
-    out = proc.stdout
-    losses = [float(line.split("loss ")[1].split(",")[0]) for line in out.splitlines() if line.startswith("epoch ")]
-    assert len(losses) == 4 and losses[-1] < losses[0]
-    assert "lr [0.1]" in out and "lr [0.025]" in out  # MyScheduler halves every 2 epochs
-    assert "TypeError: MyOptimizer can only optimize Parameters" in out
-    assert "group: 2 params, lr=0.001, weight_decay=0.0001" in out
-    assert "ValueError: some parameters appear in more than one parameter group" in out
-    assert "optimizer state indices: [0, 1, 2, 3] groups: [[0, 1], [2, 3]]" in out
-    assert "restored last_lr: [5e-05, 0.0005] last_epoch: 1" in out
-    assert "momentum buffers restored: True" in out

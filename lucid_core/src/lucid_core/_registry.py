@@ -55,6 +55,7 @@ class _State:
         # plugins that failed: name -> (distribution, version, error), listed by backends()
         self.errors: dict[str, tuple[str | None, str | None, str]] = {}
         self.collected: set[str] = set()
+        self.warned_gpu_fallback = False  # "gpu" without a GPU warns once per process
 
 
 _state = _State()
@@ -256,6 +257,8 @@ def resolve_device(spec: Any) -> Device:
         raise TypeError(f"device must be a string such as 'cpu' or 'mlx:gpu', or a Device, got {type(spec).__name__}")
     discover()
     s = spec.strip().lower()
+    if s in _GPU_SPELLINGS or s.startswith("cuda:"):
+        s = "gpu"  # PyTorch's names for its GPUs: code written for "cuda" or "mps" runs on ours
     if s in ("cpu", "gpu"):
         order = list(_state.backends.values())
         if s == "cpu" and "numpy" in _state.backends:
@@ -267,16 +270,18 @@ def resolve_device(spec: Any) -> Device:
                     return b.devices[s]
                 except Exception:  # noqa: BLE001 - a broken backend cannot serve the device
                     continue
-        hint = _install_hint(("mlx" if s == "gpu" else "numpy") if _state.backends else None)
+        if s == "gpu":
+            return _gpu_fallback()
+        hint = _install_hint("numpy" if _state.backends else None)
         raise RuntimeError(
             f"no installed backend offers a {s!r} device; available devices: {_all_devices() or 'none'}{hint}"
         )
     name, _, kind = s.partition(":")
     b = _state.backends.get(name)
     if b is None:
-        hint = "; PyTorch's 'cuda' is 'gpu' in Lucid" if name == "cuda" else _install_hint(name)
         raise ValueError(
-            f"unknown device {spec!r}: no backend named {name!r}; installed backends: {_installed()}{hint}"
+            f"unknown device {spec!r}: no backend named {name!r}; installed backends: {_installed()}"
+            f"{_install_hint(name)}"
         )
     devs = b.devices
     if not kind:
@@ -286,6 +291,33 @@ def resolve_device(spec: Any) -> Device:
             f"backend {name!r} has no {kind!r} device on this machine; it offers {[str(d) for d in devs.values()]}"
         )
     return devs[kind]
+
+
+_GPU_SPELLINGS = ("cuda", "mps")
+
+
+def _gpu_fallback() -> Device:
+    """``"gpu"`` on a machine without one: the default CPU device, after one warning.
+
+    As the original Lucid did on machines without Metal, so GPU-first scripts still run;
+    ``LUCID_STRICT_DEVICE=1`` makes it an error instead.
+    """
+    available = _all_devices()
+    if os.environ.get("LUCID_STRICT_DEVICE", "") not in ("", "0"):
+        raise RuntimeError(
+            f"no installed backend offers a 'gpu' device (available devices: {available or 'none'}); "
+            f"LUCID_STRICT_DEVICE is set, so Lucid does not fall back to another device{_install_hint('mlx')}"
+        )
+    best = resolve_device("cpu")
+    if not _state.warned_gpu_fallback:
+        _state.warned_gpu_fallback = True
+        warnings.warn(
+            f"no installed backend offers a 'gpu' device; using {best} instead "
+            f"(set LUCID_STRICT_DEVICE=1 to make this an error){_install_hint('mlx')}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return best
 
 
 def default_device() -> Device:

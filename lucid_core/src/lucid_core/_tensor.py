@@ -92,8 +92,9 @@ class Tensor:
     """An n-dimensional array on one device that can record the ops applied to it.
 
     Make tensors with :func:`lucid_core.asarray` / :func:`lucid_core.tensor` (or ``Tensor(data)``).
-    The methods mirror the Array API standard, with PyTorch-style aliases
-    (``x.sum(axis=1)``, ``x.reshape(...)``, ``x.to(device)``).
+    Operators and attributes follow the Array API standard; the methods, which the standard does not
+    define, follow PyTorch (``x.sum(dim=1)``, ``x.max(1)`` giving values and indices, ``x.size()``,
+    ``x.view(...)``, ``x.to(device)``; ``axis=``/``keepdims=`` are accepted too).
     """
 
     __slots__ = (
@@ -137,17 +138,15 @@ class Tensor:
         """The number of axes."""
         return len(self._data.shape)
 
-    @property
-    def size(self) -> int:
-        """The number of elements (a property, as in the Array API; PyTorch's ``numel()``)."""
+    # ``size``: the element count as the Array API requires, an int that ``x.size()`` can also call
+    # (PyTorch's shape); attached with the other PyTorch-style methods by _tensor_methods.py
+
+    def numel(self) -> int:
+        """Number of elements (PyTorch's name for ``size``)."""
         n = 1
         for s in self._data.shape:
             n *= s
         return n
-
-    def numel(self) -> int:
-        """Number of elements (PyTorch's name for ``size``)."""
-        return self.size
 
     @property
     def data(self) -> Tensor:
@@ -818,139 +817,11 @@ class Tensor:
     def __setitem__(self, key: Any, value: Any) -> None:
         _i.setitem(self, key, value)
 
-    # -- method aliases (Array API functions as methods, PyTorch style) ----------------------------
-    def sum(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
-        """Alias of :func:`lucid_core.sum`."""
-        return _r.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
-
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        """Alias of :func:`lucid_core.mean`."""
-        return _r.mean(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        """Alias of :func:`lucid_core.max`."""
-        return _r.max(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        """Alias of :func:`lucid_core.min`."""
-        return _r.min(self, axis=axis, keepdims=keepdims)
-
-    def prod(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        """Alias of :func:`lucid_core.prod`."""
-        return _r.prod(self, axis=axis, keepdims=keepdims)
-
-    def var(self, axis: Any = None, keepdims: bool = False, correction: float = 0.0) -> Tensor:
-        """Alias of :func:`lucid_core.var`."""
-        return _r.var(self, axis=axis, keepdims=keepdims, correction=correction)
-
-    def std(self, axis: Any = None, keepdims: bool = False, correction: float = 0.0) -> Tensor:
-        """Alias of :func:`lucid_core.std`."""
-        return _r.std(self, axis=axis, keepdims=keepdims, correction=correction)
-
-    def all(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        """Alias of :func:`lucid_core.all`."""
-        return _r.all(self, axis=axis, keepdims=keepdims)
-
-    def any(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        """Alias of :func:`lucid_core.any`."""
-        return _r.any(self, axis=axis, keepdims=keepdims)
-
-    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
-        """Alias of :func:`lucid_core.argmax`."""
-        return _s.argmax(self, axis=axis, keepdims=keepdims)
-
-    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
-        """Alias of :func:`lucid_core.argmin`."""
-        return _s.argmin(self, axis=axis, keepdims=keepdims)
-
-    def reshape(self, *shape: Any) -> Tensor:
-        """Alias of :func:`lucid_core.reshape`; takes ``reshape(2, 3)`` or ``reshape((2, 3))``."""
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return _m.reshape(self, shape)
-
-    def view(self, *shape: Any) -> Tensor:
-        """Alias of :meth:`reshape` (Lucid tensors have no views)."""
-        return self.reshape(*shape)
-
-    def flatten(self, start_axis: int = 0, end_axis: int = -1) -> Tensor:
-        """Alias of :func:`lucid_core.flatten`."""
-        return _m.flatten(self, start_axis, end_axis)
-
-    def permute(self, *axes: Any) -> Tensor:
-        """Alias of :func:`lucid_core.permute_dims`."""
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-            axes = tuple(axes[0])
-        return _m.permute_dims(self, axes)
-
-    def transpose(self, axis0: int, axis1: int) -> Tensor:
-        """Swap two axes (alias of :func:`lucid_core.swapaxes`)."""
-        return _m.swapaxes(self, axis0, axis1)
-
-    def squeeze(self, axis: Any = None) -> Tensor:
-        """Alias of :func:`lucid_core.squeeze`."""
-        return _m.squeeze(self, axis)
-
-    def unsqueeze(self, axis: int) -> Tensor:
-        """Alias of :func:`lucid_core.expand_dims`."""
-        return _m.expand_dims(self, axis=axis)
-
-    def expand(self, *shape: Any) -> Tensor:
-        """Broadcast to ``shape`` (-1 keeps an axis), as PyTorch's ``expand``."""
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        shape = tuple(s if s != -1 else self.shape[i - len(shape) + self.ndim] for i, s in enumerate(shape))
-        return _m.broadcast_to(self, shape)
-
-    def exp(self) -> Tensor:
-        """Alias of :func:`lucid_core.exp`."""
-        return _e.exp(self)
-
-    def log(self) -> Tensor:
-        """Alias of :func:`lucid_core.log`."""
-        return _e.log(self)
-
-    def sqrt(self) -> Tensor:
-        """Alias of :func:`lucid_core.sqrt`."""
-        return _e.sqrt(self)
-
-    def abs(self) -> Tensor:
-        """Alias of :func:`lucid_core.abs`."""
-        return _e.abs(self)
-
-    def tanh(self) -> Tensor:
-        """Alias of :func:`lucid_core.tanh`."""
-        return _e.tanh(self)
-
-    def sigmoid(self) -> Tensor:
-        """Alias of :func:`lucid_core.sigmoid`."""
-        return _e.sigmoid(self)
-
-    def relu(self) -> Tensor:
-        """Alias of :func:`lucid_core.relu`."""
-        return _e.relu(self)
-
+    # -- method aliases: PyTorch-style methods (x.sum(dim=1), x.max(dim), x.size()...) are attached by
+    # _tensor_methods.py when the package loads, so they live in one module apart from this class body
     def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         """Alias of :func:`lucid_core.clip` (``clamp`` too)."""
         return _e.clip(self, min, max)
-
-    clamp = clip
-
-    def square(self) -> Tensor:
-        """Alias of :func:`lucid_core.square`."""
-        return _e.square(self)
-
-    def pow(self, exponent: Any) -> Tensor:
-        """Alias of :func:`lucid_core.pow`."""
-        return _e.pow(self, exponent)
-
-    def matmul(self, other: Any) -> Tensor:
-        """Alias of :func:`lucid_core.matmul`."""
-        return _l.matmul(self, other)
-
-    def dim(self) -> int:
-        """The number of axes (PyTorch's name for ``ndim``)."""
-        return self.ndim
 
 
 class Parameter(Tensor):
@@ -1018,12 +889,13 @@ def _replace_output(node: Any, index: int, t: Tensor) -> None:
     node.outputs = outs
 
 
+from ._tensor_methods import attach as _attach_methods  # noqa: E402 - needs the ops above
 from .ops import elementwise as _e  # noqa: E402 - the ops need Tensor defined first
 from .ops import indexing as _i  # noqa: E402
 from .ops import linalg as _l  # noqa: E402
 from .ops import manipulation as _m  # noqa: E402
-from .ops import reduction as _r  # noqa: E402
-from .ops import searching as _s  # noqa: E402
 from .ops._helpers import binop as _binop  # noqa: E402
 from .ops._helpers import rbinop as _rbinop  # noqa: E402
 from .ops.indexing import Overwrite as _Overwrite  # noqa: E402
+
+_attach_methods()

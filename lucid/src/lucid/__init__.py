@@ -1,0 +1,95 @@
+"""Lucid's PyTorch face: ``import lucid`` gives PyTorch's names and semantics on Lucid tensors.
+
+A PyTorch program runs after replacing the word ``torch`` with ``lucid``: ``lucid.cat``, ``lucid.max(x, 1)``
+returning values and indices, ``x.size()``, ``lucid.nn``, ``lucid.nn.functional``, ``lucid.optim``,
+``lucid.utils.data``. The face only re-exports and adapts: tensors and autograd are ``lucid_core``'s (whose
+namespace follows the Array API standard), layers ``lucid_nn``'s, optimizers ``lucid_optim``'s, data loading
+``lucid_data``'s. Submodules load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from lucid_core import *  # noqa: F403 - the engine's namespace; the names below adapt it to PyTorch's
+from lucid_core import DType as dtype  # noqa: N813 - PyTorch's name for the dtype type
+from lucid_core import Tensor
+from lucid_core._tensor_methods import Size, ValuesIndices
+
+from . import _functions
+from ._creation import (
+    arange,
+    as_tensor,
+    bernoulli,
+    from_numpy,
+    multinomial,
+    normal,
+    rand_like,
+    randint,
+    randint_like,
+    randn_like,
+    tensor,
+)
+from ._device import device
+from ._functions import *  # noqa: F403
+from ._grad_mode import inference_mode, is_inference_mode_enabled, set_grad_enabled
+
+# PyTorch's dtype names (``lucid.long`` is int64, ``lucid.float`` float32...)
+long = int64
+int = int32
+float = float32
+double = float64
+half = float16
+short = int16
+cfloat = complex64
+cdouble = complex128
+bool = bool
+FloatTensor = Tensor  # for isinstance checks in older PyTorch code
+LongTensor = Tensor
+
+__version__ = "0.1.0"
+
+# submodules, imported on first attribute access (``import lucid.nn`` works as usual too)
+_SUBMODULES = {
+    "nn",
+    "optim",
+    "utils",
+    "data",
+    "distributed",
+    "autograd",
+    "cuda",
+    "backends",
+    "accelerator",
+}
+
+
+# ``lucid.backends`` is PyTorch's module (``lucid.backends.mps``), not lucid_core's listing function
+del backends  # noqa: F821
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'lucid' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _SUBMODULES)
+
+
+def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
+    """``lucid.save(state_dict, path)``: write tensors (or nested dicts of them) as safetensors (no pickle)."""
+    import lucid_nn
+
+    return lucid_nn.save(obj, f, *args, **kwargs)
+
+
+def load(f: Any, *args: Any, **kwargs: Any) -> Any:
+    """``lucid.load(path)``: read what :func:`save` wrote (safetensors; ``map_location=`` names a device)."""
+    import lucid_nn
+
+    if "map_location" in kwargs:
+        kwargs["device"] = kwargs.pop("map_location")
+    kwargs.pop("weights_only", None)  # safetensors never runs code: every load is weights-only
+    return lucid_nn.load(f, *args, **kwargs)

@@ -1,0 +1,123 @@
+"""Making tensors the PyTorch way: ``from_numpy``, ``*_like`` random tensors, ``randint(high, size)``,
+``multinomial``, ``bernoulli(probs)``, and ``arange`` with PyTorch's dtype rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lucid_core as lc
+from lucid_core import Tensor
+
+
+def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A copy of ``data`` on ``device`` (the default device when None, even for another library's array)."""
+    return lc.tensor(data, dtype=dtype, device=lc.get_default_device() if device is None else device,
+                     requires_grad=requires_grad)  # fmt: skip
+
+
+def from_numpy(ndarray: Any) -> Tensor:
+    """A tensor with the values of a NumPy array, on the default device (shared where the backend allows)."""
+    return lc.asarray(ndarray)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` as a tensor, without a copy where possible."""
+    return (
+        data
+        if isinstance(data, Tensor) and dtype is None and device is None
+        else lc.asarray(data, dtype=dtype, device=device)
+    )
+
+
+def arange(
+    start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """``start, start + step, ...`` below ``end``: int64 when every bound is an int, else float32 (PyTorch's rule)."""
+    bounds = (start, end, step)
+    if dtype is None and any(isinstance(b, float) for b in bounds):
+        dtype = lc.float32
+    out = lc.arange(start, end, step, dtype=dtype, device=device)
+    return out.requires_grad_() if requires_grad else out
+
+
+def randint(low: int, high: Any = None, size: Any = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+    """Integers in ``[low, high)``; ``randint(high, size)`` draws from ``[0, high)``, as PyTorch allows."""
+    if size is None:
+        if not isinstance(high, (tuple, list)):
+            raise TypeError("randint: size is required, e.g. randint(0, 10, (3,)) or randint(10, (3,))")
+        low, high, size = 0, low, high
+    return lc.randint(low, high, tuple(size), dtype=dtype or lc.int64, device=device)
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1) with ``input``'s shape, dtype and device."""
+    return lc.rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples with ``input``'s shape, dtype and device."""
+    return lc.randn(
+        *input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad
+    )
+
+
+def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+    """Integers in ``[low, high)`` (``[0, low)`` with one bound) with ``input``'s shape, dtype and device."""
+    if high is None:
+        low, high = 0, low
+    return lc.randint(low, high, input.shape, dtype=dtype or input.dtype, device=device or input.device)
+
+
+def bernoulli(input: Tensor, p: float | None = None) -> Tensor:
+    """1 with probability ``input[i]`` (or ``p``), else 0, in ``input``'s dtype."""
+    probs = input if p is None else lc.full_like(input, p)
+    return lc.astype(lc.bernoulli(probs), input.dtype)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
+    """Indices drawn from the categories weighted by each row of ``input`` (1-D or 2-D), as int64.
+
+    Without replacement an index is drawn at most once per row (Gumbel top-k); weights need not sum to 1.
+    """
+    if generator is not None:
+        raise NotImplementedError("multinomial: generator= is not supported; seed with lucid.manual_seed")
+    if input.ndim not in (1, 2):
+        raise ValueError(f"multinomial: input must be 1-D or 2-D, got {input.ndim}-D")
+    w = input.detach() if input.ndim == 2 else input.detach().reshape(1, -1)
+    if w.dtype.kind != "f":
+        raise TypeError(f"multinomial: expected floating-point weights, got {w.dtype.name}")
+    if not bool(lc.all(w >= 0).item()) or not bool(lc.all(lc.isfinite(w)).item()):
+        raise ValueError("multinomial: weights must be finite and non-negative")
+    positive = lc.sum(w > 0, axis=1)
+    if not bool(lc.all(positive > 0).item()):
+        raise ValueError("multinomial: every row needs at least one positive weight")
+    n = w.shape[1]
+    if replacement:
+        cdf = lc.cumulative_sum(w / lc.sum(w, axis=1, keepdims=True), axis=1)
+        u = lc.rand(w.shape[0], num_samples, 1, dtype=w.dtype, device=w.device)
+        idx = lc.sum(lc.expand_dims(cdf, axis=1) <= u, axis=2)
+        # a weight-0 category never wins: rounding may put u past the last positive category's cdf
+        last = lc.expand_dims(lc.max(lc.where(w > 0, lc.arange(n, device=w.device), -1), axis=1), axis=1)
+        idx = lc.minimum(idx, last)
+    else:
+        if num_samples > int(lc.min(positive).item()):
+            raise RuntimeError(
+                f"multinomial: cannot draw {num_samples} samples without replacement from a row with only "
+                f"{int(lc.min(positive).item())} positive weights"
+            )
+        u = lc.rand(*w.shape, dtype=w.dtype, device=w.device)
+        tiny = lc.finfo(w.dtype).smallest_normal
+        gumbel = -lc.log(-lc.log(lc.clip(u, tiny, 1.0 - lc.finfo(w.dtype).eps)))
+        keys = lc.where(w > 0, lc.log(lc.where(w > 0, w, 1.0)) + gumbel, -float("inf"))
+        idx = lc.topk(keys, num_samples, axis=1)[1]
+    idx = lc.astype(idx, lc.int64)
+    return idx if input.ndim == 2 else idx.reshape(-1)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+    """Samples of N(mean, std²): tensors of means/stds broadcast, or numbers with ``size``."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        like = mean if isinstance(mean, Tensor) else std
+        shape = lc.broadcast_shapes(getattr(mean, "shape", ()), getattr(std, "shape", ()))
+        return mean + std * lc.randn(*shape, dtype=like.dtype, device=like.device)
+    return lc.normal(mean, std, size, dtype=dtype, device=device)

@@ -1,0 +1,785 @@
+"""Tensor methods, PyTorch style: attached to :class:`~lucid_core.Tensor` when the package loads.
+
+The Array API standard defines the namespace's functions and a tensor's operators and a few attributes
+(``shape``, ``dtype``, ``device``, ``ndim``, ``size``, ``T``, ``mT``, ``to_device``); it says nothing about
+methods, so methods follow PyTorch: ``x.sum(dim=1, keepdim=True)`` (``axis=``/``keepdims=`` are accepted
+too), ``x.max(dim)`` returns ``(values, indices)``, ``x.split(2)`` splits into chunks of 2, ``x.repeat`` tiles,
+``x.var()`` is unbiased. ``x.size`` stays the element count the standard requires; it is an ``int`` that can
+also be called, so ``x.size()`` / ``x.size(-1)`` work as in PyTorch (see :class:`SizeInt`).
+
+The namespace functions (``lucid_core.max``, ``lucid_core.split``...) keep the standard's meaning; the
+``lucid`` distribution's namespace follows these methods.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Size", "SizeInt", "ValuesIndices", "attach"]
+
+import builtins
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from . import _dtypes as dt
+from ._autograd import Function
+from ._tensor import Tensor
+from .ops import creation as _c
+from .ops import elementwise as _e
+from .ops import indexing as _i
+from .ops import linalg as _l
+from .ops import manipulation as _m
+from .ops import reduction as _r
+from .ops import searching as _s
+from .ops._helpers import normalize_axis
+
+
+class Size(tuple):
+    """A tensor's shape as ``x.size()`` returns it (PyTorch's ``torch.Size``): a tuple with ``numel()``."""
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        """The number of elements of a tensor of this shape."""
+        return math.prod(self)
+
+    def __repr__(self) -> str:
+        return f"lucid.Size({list(self)})"
+
+    def __getitem__(self, key: Any) -> Any:
+        out = tuple.__getitem__(self, key)
+        return Size(out) if isinstance(key, slice) else out
+
+
+class SizeInt(int):
+    """``x.size``: the element count (an ``int``, as the Array API requires) that can also be called.
+
+    ``x.size == 6`` and ``x.size // 2`` are integer arithmetic; ``x.size()`` returns the shape as a
+    :class:`Size` and ``x.size(d)`` the length of axis ``d``, as in PyTorch.
+    """
+
+    _shape: tuple[int, ...]
+
+    def __new__(cls, shape: tuple[int, ...]) -> SizeInt:
+        n = 1
+        for s in shape:
+            n *= s
+        self = super().__new__(cls, n)
+        self._shape = shape
+        return self
+
+    def __call__(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return Size(self._shape)
+        if not isinstance(dim, int) or isinstance(dim, builtins.bool):
+            raise TypeError(f"size(dim): dim must be an int, got {type(dim).__name__}")
+        return self._shape[normalize_axis(dim, len(self._shape), "size")]
+
+    def __repr__(self) -> str:
+        return int.__repr__(self)
+
+    def __reduce__(self) -> Any:
+        return (int, (int(self),))  # pickles and copies as the plain count
+
+
+class ValuesIndices(NamedTuple):
+    """What ``max``/``min``/``sort``/``topk``/``mode``-style ops with ``dim`` return: values and their indices."""
+
+    values: Tensor
+    indices: Tensor
+
+
+_MISSING: Any = object()
+
+
+def _dim(dim: Any, axis: Any, name: str) -> Any:
+    """PyTorch's ``dim`` or the standard's ``axis`` (one of them), lists turned into tuples."""
+    if axis is not _MISSING:
+        if dim is not None and dim is not _MISSING:
+            raise TypeError(f"{name}: pass dim= or axis=, not both")
+        dim = axis
+    if dim is _MISSING:
+        dim = None
+    if isinstance(dim, list):
+        dim = tuple(dim)
+    return dim
+
+
+def _keep(keepdim: bool, keepdims: Any) -> bool:
+    return builtins.bool(keepdim if keepdims is _MISSING else keepdims)
+
+
+def _shape_args(shape: tuple[Any, ...]) -> tuple[int, ...]:
+    """``f(2, 3)`` or ``f((2, 3))`` / ``f(lucid.Size([2, 3]))``."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+# -- shape ------------------------------------------------------------------------------------------------------
+def _size(self: Tensor) -> SizeInt:
+    return SizeInt(tuple(self._data.shape))
+
+
+def dim(self: Tensor) -> int:
+    """The number of axes (PyTorch's name for ``ndim``)."""
+    return self.ndim
+
+
+def nelement(self: Tensor) -> int:
+    """The number of elements (PyTorch's other name for ``numel``)."""
+    return int(self.size)
+
+
+def reshape(self: Tensor, *shape: Any) -> Tensor:
+    """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``; -1 infers one axis."""
+    return _m.reshape(self, _shape_args(shape))
+
+
+def view(self: Tensor, *shape: Any) -> Tensor:
+    """PyTorch's ``view``: a reshape (Lucid tensors have no strides, so every reshape is allowed)."""
+    return _m.reshape(self, _shape_args(shape))
+
+
+def view_as(self: Tensor, other: Tensor) -> Tensor:
+    """Reshape to ``other``'s shape."""
+    return _m.reshape(self, other.shape)
+
+
+def reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    """Reshape to ``other``'s shape."""
+    return _m.reshape(self, other.shape)
+
+
+def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
+    """The tensor itself: Lucid tensors are always laid out in C order."""
+    return self
+
+
+def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge axes ``start_dim``..``end_dim`` into one."""
+    return _m.flatten(self, start_dim, end_dim)
+
+
+def unflatten(self: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Split axis ``dim`` into ``sizes`` (the inverse of ``flatten``)."""
+    d = normalize_axis(dim, self.ndim, "unflatten")
+    return _m.reshape(self, self.shape[:d] + tuple(sizes) + self.shape[d + 1 :])
+
+
+def permute(self: Tensor, *dims: Any) -> Tensor:
+    """Reorder the axes: ``x.permute(2, 0, 1)`` or ``x.permute((2, 0, 1))``."""
+    return _m.permute_dims(self, _shape_args(dims))
+
+
+def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two axes."""
+    return _m.swapaxes(self, dim0, dim1)
+
+
+def t(self: Tensor) -> Tensor:
+    """Transpose a 2-D tensor (0-D and 1-D tensors come back as they are), as PyTorch's ``t()``."""
+    if self.ndim > 2:
+        raise ValueError(f"t() expects a tensor with <= 2 dimensions, got {self.ndim}; use transpose or mT")
+    return self if self.ndim < 2 else _m.swapaxes(self, 0, 1)
+
+
+def squeeze(self: Tensor, dim: Any = None, *, axis: Any = _MISSING) -> Tensor:
+    """Drop axes of length 1 (all of them, or those in ``dim``); an axis of another length stays, as in PyTorch."""
+    d = _dim(dim, axis, "squeeze")
+    if d is None:
+        return _m.squeeze(self, tuple(i for i, s in enumerate(self.shape) if s == 1))
+    dims = d if isinstance(d, tuple) else (d,)
+    dims = tuple(normalize_axis(a, builtins.max(self.ndim, 1), "squeeze") for a in dims)
+    return _m.squeeze(self, tuple(a for a in dims if self.ndim and self.shape[a] == 1))
+
+
+def unsqueeze(self: Tensor, dim: int) -> Tensor:
+    """Insert an axis of length 1 at ``dim``."""
+    return _m.expand_dims(self, axis=dim)
+
+
+def expand(self: Tensor, *sizes: Any) -> Tensor:
+    """Broadcast to ``sizes`` (-1 keeps an axis), as PyTorch's ``expand``."""
+    shape = _shape_args(sizes)
+    lead = len(shape) - self.ndim
+    if lead < 0:
+        raise ValueError(f"expand: the tensor has {self.ndim} dimensions but only {len(shape)} sizes were given")
+    shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+    return _m.broadcast_to(self, shape)
+
+
+def expand_as(self: Tensor, other: Tensor) -> Tensor:
+    """Broadcast to ``other``'s shape."""
+    return _m.broadcast_to(self, other.shape)
+
+
+def repeat(self: Tensor, *sizes: Any) -> Tensor:
+    """Tile the tensor ``sizes[i]`` times along each axis (PyTorch's ``repeat``, NumPy's ``tile``)."""
+    reps = _shape_args(sizes)
+    if len(reps) < self.ndim:
+        raise ValueError(
+            f"repeat: {len(reps)} repeat counts for a {self.ndim}-D tensor; give at least one per dimension"
+        )
+    return _m.tile(self, reps)
+
+
+def split(self: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """Split along ``dim`` into chunks of ``split_size`` (the last may be smaller), or of the given sizes."""
+    d = normalize_axis(dim, self.ndim, "split")
+    n = self.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0:
+            raise ValueError(f"split: split_size must be positive, got {step}")
+        sizes = [builtins.min(step, n - i) for i in range(0, n, step)] or [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if builtins.sum(sizes) != n:
+            raise ValueError(f"split: sizes {sizes} add up to {builtins.sum(sizes)} but dimension {dim} has {n}")
+    out, start = [], 0
+    for s in sizes:
+        key = [slice(None)] * self.ndim
+        key[d] = slice(start, start + s)
+        out.append(_i.getitem(self, tuple(key)))
+        start += s
+    return tuple(out)
+
+
+def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into ``chunks`` pieces of equal size along ``dim`` (the last may be smaller; fewer if too short)."""
+    if chunks <= 0:
+        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+    n = self.shape[normalize_axis(dim, self.ndim, "chunk")]
+    return split(self, builtins.max(-(-n // chunks), 1), dim)
+
+
+def unbind(self: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices along ``dim``, each without that axis."""
+    return tuple(_m.unstack(self, axis=dim))
+
+
+def flip(self: Tensor, *dims: Any) -> Tensor:
+    """Reverse the order of elements along ``dims``."""
+    return _m.flip(self, axis=_shape_args(dims))
+
+
+def roll(self: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    """Shift elements cyclically along ``dims`` (of the flattened tensor when None)."""
+    return _m.roll(self, shifts, axis=dims)
+
+
+# -- reductions --------------------------------------------------------------------------------------------------
+def sum(
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = _MISSING,
+    keepdims: Any = _MISSING,
+) -> Tensor:  # fmt: skip
+    """Sum over ``dim`` (all axes by default)."""
+    return _r.sum(self, axis=_dim(dim, axis, "sum"), keepdims=_keep(keepdim, keepdims), dtype=dtype)
+
+
+def mean(
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = _MISSING,
+    keepdims: Any = _MISSING,
+) -> Tensor:  # fmt: skip
+    """Mean over ``dim`` (all axes by default)."""
+    x = self if dtype is None else _m.astype(self, dtype)
+    return _r.mean(x, axis=_dim(dim, axis, "mean"), keepdims=_keep(keepdim, keepdims))
+
+
+def prod(
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = _MISSING,
+    keepdims: Any = _MISSING,
+) -> Tensor:  # fmt: skip
+    """Product over ``dim`` (all axes by default)."""
+    x = self if dtype is None else _m.astype(self, dtype)
+    return _r.prod(x, axis=_dim(dim, axis, "prod"), keepdims=_keep(keepdim, keepdims))
+
+
+def _correction(unbiased: Any, correction: Any) -> float:
+    if correction is not None:
+        return float(correction)
+    return 1.0 if unbiased is None or unbiased else 0.0
+
+
+def var(
+    self: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
+    axis: Any = _MISSING, keepdims: Any = _MISSING,
+) -> Tensor:  # fmt: skip
+    """Variance over ``dim``; unbiased (``correction=1``) by default, as in PyTorch."""
+    if isinstance(dim, builtins.bool):  # the old spelling var(unbiased)
+        dim, unbiased = None, dim
+    d = _dim(dim, axis, "var")
+    return _r.var(self, axis=d, keepdims=_keep(keepdim, keepdims), correction=_correction(unbiased, correction))
+
+
+def std(
+    self: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
+    axis: Any = _MISSING, keepdims: Any = _MISSING,
+) -> Tensor:  # fmt: skip
+    """Standard deviation over ``dim``; unbiased (``correction=1``) by default, as in PyTorch."""
+    if isinstance(dim, builtins.bool):
+        dim, unbiased = None, dim
+    d = _dim(dim, axis, "std")
+    return _r.std(self, axis=d, keepdims=_keep(keepdim, keepdims), correction=_correction(unbiased, correction))
+
+
+def all(
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = _MISSING, keepdims: Any = _MISSING
+) -> Tensor:
+    """Whether every element (along ``dim``) is true."""
+    return _r.all(self, axis=_dim(dim, axis, "all"), keepdims=_keep(keepdim, keepdims))
+
+
+def any(
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = _MISSING, keepdims: Any = _MISSING
+) -> Tensor:
+    """Whether any element (along ``dim``) is true."""
+    return _r.any(self, axis=_dim(dim, axis, "any"), keepdims=_keep(keepdim, keepdims))
+
+
+def logsumexp(
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = _MISSING, keepdims: Any = _MISSING
+) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, computed stably."""
+    return _r.logsumexp(self, axis=_dim(dim, axis, "logsumexp"), keepdims=_keep(keepdim, keepdims))
+
+
+def amax(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Largest value over ``dim`` (values only; tied maxima share the gradient)."""
+    return _r.max(self, axis=_dim(dim, _MISSING, "amax"), keepdims=keepdim)
+
+
+def amin(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Smallest value over ``dim`` (values only; tied minima share the gradient)."""
+    return _r.min(self, axis=_dim(dim, _MISSING, "amin"), keepdims=keepdim)
+
+
+def _extremum(self: Tensor, dim: Any, keepdim: bool, name: str, axis: Any, keepdims: Any) -> Any:
+    if isinstance(dim, Tensor):  # x.max(other): the element-wise maximum
+        return (_e.maximum if name == "max" else _e.minimum)(self, dim)
+    d = _dim(dim, axis, name)
+    keep = _keep(keepdim, keepdims)
+    if d is None:
+        return (_r.max if name == "max" else _r.min)(self, keepdims=keep)
+    if isinstance(d, tuple):
+        raise TypeError(f"{name}: dim must be an int (use amax/amin for several dims), got {d}")
+    idx = (_s.argmax if name == "max" else _s.argmin)(self, axis=d, keepdims=True)
+    values = _i.take_along_axis(self, idx, axis=d)  # the gradient goes to the chosen index, as in PyTorch
+    if not keep:
+        values, idx = _m.squeeze(values, d), _m.squeeze(idx, d)
+    return ValuesIndices(values, idx)
+
+
+def max(self: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = _MISSING, keepdims: Any = _MISSING) -> Any:
+    """The largest value; with ``dim``, ``(values, indices)`` along it; with a tensor, the element-wise maximum."""
+    return _extremum(self, dim, keepdim, "max", axis, keepdims)
+
+
+def min(self: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = _MISSING, keepdims: Any = _MISSING) -> Any:
+    """The smallest value; with ``dim``, ``(values, indices)`` along it; with a tensor, the element-wise minimum."""
+    return _extremum(self, dim, keepdim, "min", axis, keepdims)
+
+
+def argmax(
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = _MISSING, keepdims: Any = _MISSING
+) -> Tensor:
+    """Index of the first largest value along ``dim`` (of the flattened tensor when None)."""
+    return _s.argmax(self, axis=_dim(dim, axis, "argmax"), keepdims=_keep(keepdim, keepdims))
+
+
+def argmin(
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = _MISSING, keepdims: Any = _MISSING
+) -> Tensor:
+    """Index of the first smallest value along ``dim`` (of the flattened tensor when None)."""
+    return _s.argmin(self, axis=_dim(dim, axis, "argmin"), keepdims=_keep(keepdim, keepdims))
+
+
+def cumsum(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running sum along ``dim``."""
+    return _r.cumulative_sum(self, axis=dim, dtype=dtype)
+
+
+def cumprod(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running product along ``dim``."""
+    x = self if dtype is None else _m.astype(self, dtype)
+    return _r.cumulative_prod(x, axis=dim)
+
+
+def norm(self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    """The ``p``-norm over ``dim`` (all elements by default); ``"fro"`` is the 2-norm, ``"nuc"`` the nuclear norm."""
+    from . import linalg
+
+    x = self if dtype is None else _m.astype(self, dtype)
+    d = _dim(dim, _MISSING, "norm")
+    if p == "nuc":
+        return (
+            linalg.matrix_norm(x, keepdims=keepdim, ord="nuc")
+            if d is None
+            else linalg.matrix_norm(_m.moveaxis(x, d, (-2, -1)), keepdims=False, ord="nuc")
+        )
+    order = 2 if p in ("fro", None) else p
+    return linalg.vector_norm(x, axis=d, keepdims=keepdim, ord=order)
+
+
+def count_nonzero(self: Tensor, dim: Any = None) -> Tensor:
+    """The number of nonzero elements (along ``dim``)."""
+    return _s.count_nonzero(self, axis=_dim(dim, _MISSING, "count_nonzero"))
+
+
+# -- sorting ------------------------------------------------------------------------------------------------------
+def sort(self: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> ValuesIndices:
+    """``(values, indices)`` sorted along ``dim``; ties keep their order (the sort is always stable)."""
+    idx = _s.argsort(self, axis=dim, descending=descending, stable=True)
+    return ValuesIndices(_i.take_along_axis(self, idx, axis=dim), idx)
+
+
+def argsort(self: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """Indices that sort along ``dim`` (stable)."""
+    return _s.argsort(self, axis=dim, descending=descending, stable=True)
+
+
+def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:
+    """The ``k`` largest (or smallest) ``(values, indices)`` along ``dim``."""
+    values, idx = _s.topk(self, k, axis=dim, largest=largest, sorted=sorted)
+    return ValuesIndices(values, idx)
+
+
+# -- element-wise and comparisons ----------------------------------------------------------------------------------
+def _scaled(other: Any, alpha: Any) -> Any:
+    return other if alpha == 1 else _e.multiply(other, alpha)
+
+
+def add(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``self + alpha * other``."""
+    return _e.add(self, _scaled(other, alpha))
+
+
+def sub(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``self - alpha * other``."""
+    return _e.subtract(self, _scaled(other, alpha))
+
+
+def div(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """``self / other``; ``rounding_mode="floor"`` or ``"trunc"`` rounds the quotient."""
+    if rounding_mode is None:
+        return _e.divide(self, other)
+    if rounding_mode == "floor":
+        return _e.floor_divide(self, other)
+    if rounding_mode == "trunc":
+        q = _e.divide(self, other)
+        return _e.trunc(q) if self.dtype.kind in "fc" else _m.astype(_e.trunc(q), self.dtype)
+    raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}")
+
+
+def masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``value`` where ``mask`` is true, this tensor elsewhere (``mask`` broadcasts)."""
+    if isinstance(mask, Tensor) and mask.dtype is not dt.bool:
+        mask = _e.not_equal(mask, 0)
+    if isinstance(value, Tensor):
+        value = _m.astype(value, self.dtype) if value.dtype is not self.dtype else value
+    else:
+        value = _c.asarray(value, dtype=self.dtype, device=self._device)
+    return _e.where(mask, value, self)
+
+
+def where(self: Tensor, condition: Tensor, other: Any) -> Tensor:
+    """This tensor where ``condition`` holds, ``other`` elsewhere."""
+    return _e.where(condition, self, other)
+
+
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """Cast to ``other``'s dtype."""
+    return self if self.dtype is other.dtype else _m.astype(self, other.dtype)
+
+
+def half(self: Tensor) -> Tensor:
+    """Cast to float16."""
+    return _m.astype(self, dt.float16)
+
+
+def is_floating_point(self: Tensor) -> bool:
+    """Whether the dtype is a real floating-point one."""
+    return self.dtype.kind == "f"
+
+
+def is_complex(self: Tensor) -> bool:
+    """Whether the dtype is a complex one."""
+    return self.dtype.kind == "c"
+
+
+def softmax(self: Tensor, dim: int) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``."""
+    return _e.exp(log_softmax(self, dim))
+
+
+def log_softmax(self: Tensor, dim: int) -> Tensor:
+    """``x - logsumexp(x)`` along ``dim``."""
+    return _e.subtract(self, _r.logsumexp(self, axis=dim, keepdims=True))
+
+
+# -- indexing with index tensors -----------------------------------------------------------------------------------
+def _index_key(index: Tensor, d: int) -> tuple[Any, ...]:
+    """The advanced-indexing key that picks ``index``'s entries along axis ``d`` (aranges on the other axes)."""
+    key = []
+    for a in range(index.ndim):
+        if a == d:
+            key.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[a] = index.shape[a]
+            key.append(_m.reshape(_c.arange(index.shape[a], device=index.device), shape))
+    return tuple(key)
+
+
+def _check_index(self: Tensor, index: Tensor, name: str) -> None:
+    if not isinstance(index, Tensor) or index.dtype.kind not in "iu":
+        raise TypeError(f"{name}: index must be an integer tensor, got {getattr(index, 'dtype', type(index))}")
+    if index.ndim != self.ndim:
+        raise ValueError(f"{name}: index has {index.ndim} dimensions but the tensor has {self.ndim}")
+
+
+def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = x[index[i][j]][j]`` for ``dim=0`` (and so on): values picked along ``dim`` by ``index``."""
+    _check_index(self, index, "gather")
+    return _i.getitem(self, _index_key(index, normalize_axis(dim, self.ndim, "gather")))
+
+
+def _scattered(shape: tuple[int, ...], key: tuple[Any, ...], values: Tensor) -> Tensor:
+    """Zeros of ``shape`` with ``values`` added at ``key`` (repeated positions accumulate), differentiable."""
+    nkey, _ = _i._native_key(_c.zeros(shape, dtype=values.dtype, device=values.device), key)
+    return _i.IndexAdd.apply(values, nkey, True, shape)
+
+
+def _source(src: Any, index: Tensor, like: Tensor, name: str) -> Tensor:
+    """``src`` as a tensor of ``index``'s shape (PyTorch uses the leading part of a larger ``src``)."""
+    if not isinstance(src, Tensor):
+        return _c.full(index.shape, src, dtype=like.dtype, device=like.device)
+    if src.dtype is not like.dtype:
+        raise TypeError(f"{name}: src has dtype {src.dtype.name} but the tensor has {like.dtype.name}")
+    if src.shape != index.shape:
+        if builtins.any(s < i for s, i in zip(src.shape, index.shape)) or src.ndim != index.ndim:
+            raise ValueError(f"{name}: src of shape {src.shape} is smaller than index of shape {index.shape}")
+        src = _i.getitem(src, tuple(slice(0, i) for i in index.shape))
+    return src
+
+
+def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy with ``src``'s values added at the positions ``index`` names along ``dim`` (repeats add up)."""
+    _check_index(self, index, "scatter_add")
+    key = _index_key(index, normalize_axis(dim, self.ndim, "scatter_add"))
+    return _e.add(self, _scattered(self.shape, key, _source(src, index, self, "scatter_add")))
+
+
+class _Scatter(Function):
+    """A copy of ``x`` with ``values`` written at ``key``; the gradient of overwritten positions is 0."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, values, key):
+        z = ctx.xp.asarray(x, copy=True)
+        k = ctx.device.backend.kernels.get("setitem")
+        if k is not None:
+            return k(z, key, values)
+        z[key] = values
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        x, values, key = ctx.inputs
+        written = _i.IndexAdd.apply(_c.ones(values.shape, dtype=gz.dtype, device=gz.device), key, True, x.shape)
+        gx = _e.where(_e.greater(written, 0), _c.zeros_like(gz), gz)
+        return gx, _i.GetItem.apply(gz, key, True), None
+
+
+def scatter(
+    self: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None
+) -> Tensor:
+    """A copy with ``src`` (or ``value``) written at the positions ``index`` names along ``dim``.
+
+    ``reduce="add"`` adds instead (as :meth:`scatter_add`), ``reduce="multiply"`` multiplies.
+    """
+    _check_index(self, index, "scatter")
+    source = _source(value if src is None else src, index, self, "scatter")
+    d = normalize_axis(dim, self.ndim, "scatter")
+    if reduce == "add":
+        return scatter_add(self, d, index, source)
+    if reduce == "multiply":
+        factors = _Scatter.apply(_c.ones_like(self), source, _i._native_key(self, _index_key(index, d))[0])
+        return _e.multiply(self, factors)
+    if reduce is not None:
+        raise ValueError(f"scatter: reduce must be None, 'add' or 'multiply', got {reduce!r}")
+    nkey, _ = _i._native_key(self, _index_key(index, d))
+    return _Scatter.apply(self, source, nkey)
+
+
+def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices at ``index`` (1-D) along ``dim``."""
+    if not isinstance(index, Tensor) or index.ndim > 1:
+        raise ValueError(f"index_select: index must be a 0-D or 1-D integer tensor, got {index!r}")
+    return _i.take(self, _m.reshape(index, (-1,)), axis=dim)
+
+
+def index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """A copy with ``alpha * source``'s slices added at the slots ``index`` (1-D) names along ``dim``."""
+    d = normalize_axis(dim, self.ndim, "index_add")
+    if not isinstance(index, Tensor) or index.ndim != 1:
+        raise ValueError(f"index_add: index must be a 1-D integer tensor, got {index!r}")
+    key = (slice(None),) * d + (index,)
+    nkey, _ = _i._native_key(self, key)
+    return _e.add(self, _i.IndexAdd.apply(_scaled(source, alpha), nkey, True, self.shape))
+
+
+def masked_select(self: Tensor, mask: Tensor) -> Tensor:
+    """The elements where ``mask`` is true, as a 1-D tensor."""
+    x, m = _m.broadcast_arrays(self, mask)
+    return _i.getitem(x, m)
+
+
+# -- devices --------------------------------------------------------------------------------------------------------
+def _gpu_is_metal() -> bool:
+    return sys.platform == "darwin"
+
+
+def is_cuda(self: Tensor) -> bool:
+    """Whether the tensor is on a GPU that PyTorch would call CUDA (any GPU except Apple's Metal)."""
+    return self._device.type == "gpu" and not _gpu_is_metal()
+
+
+def is_mps(self: Tensor) -> bool:
+    """Whether the tensor is on Apple's Metal GPU (PyTorch's ``mps``)."""
+    return self._device.type == "gpu" and _gpu_is_metal()
+
+
+def _same_backend(self: Tensor, kind: str) -> Any:
+    from ._registry import resolve_device
+
+    devs = self._device.backend.devices
+    return devs[kind] if kind in devs else resolve_device(kind)
+
+
+def cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
+    """Move to the GPU (this backend's, else the first backend with one; see ``"gpu"`` in the device docs)."""
+    if self._device.type == "gpu":
+        return self
+    return _m.to_device(self, _same_backend(self, "gpu"))
+
+
+def cpu(self: Tensor) -> Tensor:
+    """Move to the CPU (a tensor already on a CPU device stays where it is)."""
+    if self._device.type == "cpu":
+        return self
+    return _m.to_device(self, _same_backend(self, "cpu"))
+
+
+# -- new tensors like this one --------------------------------------------------------------------------------------
+def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Zeros of ``size`` with this tensor's dtype and device (unless given)."""
+    return _c.zeros(
+        _shape_args(size), dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad
+    )
+
+
+def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Ones of ``size`` with this tensor's dtype and device (unless given)."""
+    return _c.ones(
+        _shape_args(size), dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad
+    )
+
+
+def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` with this tensor's dtype and device (unless given)."""
+    return _c.empty(
+        _shape_args(size), dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad
+    )
+
+
+def new_full(
+    self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """``fill_value`` in every element of ``size``, with this tensor's dtype and device (unless given)."""
+    return _c.full(
+        tuple(size), fill_value, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad
+    )
+
+
+def new_tensor(
+    self: Tensor, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """A copy of ``data`` with this tensor's dtype and device (unless given)."""
+    return _c.tensor(data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+
+
+# -- random fills (in place, as init code uses them) ----------------------------------------------------------------
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    """Fill with samples of N(mean, std²), in place."""
+    from .ops.random import normal
+
+    return self.copy_(normal(mean, std, self.shape, dtype=self.dtype, device=self._device))
+
+
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    """Fill with samples of U(a, b), in place."""
+    from .ops.random import uniform
+
+    return self.copy_(uniform(a, b, self.shape, dtype=self.dtype, device=self._device))
+
+
+def _unary(fn: Any) -> Any:
+    def method(self: Tensor) -> Tensor:
+        return fn(self)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = f"Alias of :func:`lucid_core.{fn.__name__}`."
+    return method
+
+
+def _binary(fn: Any, name: str) -> Any:
+    def method(self: Tensor, other: Any) -> Tensor:
+        return fn(self, other)
+
+    method.__name__ = name
+    method.__doc__ = f"``{name}(self, other)``: alias of :func:`lucid_core.{fn.__name__}`."
+    return method
+
+
+_UNARY = (
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square", "abs", "sign", "sin", "cos", "tan",
+    "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu", "floor", "ceil", "round", "trunc",
+    "reciprocal", "isnan", "isinf", "isfinite", "logical_not", "erf", "negative",
+)  # fmt: skip
+_BINARY = {
+    "eq": _e.equal, "ne": _e.not_equal, "lt": _e.less, "le": _e.less_equal, "gt": _e.greater, "ge": _e.greater_equal,
+    "mul": _e.multiply, "pow": _e.pow, "matmul": _l.matmul, "mm": _l.matmul, "bmm": _l.matmul,
+    "maximum": _e.maximum, "minimum": _e.minimum, "logical_and": _e.logical_and, "logical_or": _e.logical_or,
+    "fmod": _e.remainder, "remainder": _e.remainder, "atan2": _e.atan2, "outer": _l.outer,
+}  # fmt: skip
+_METHODS = (
+    dim, nelement, reshape, view, view_as, reshape_as, contiguous, flatten, unflatten, permute, transpose, t,
+    squeeze, unsqueeze, expand, expand_as, repeat, split, chunk, unbind, flip, roll,
+    sum, mean, prod, var, std, all, any, logsumexp, amax, amin, max, min, argmax, argmin, cumsum, cumprod, norm,
+    count_nonzero, sort, argsort, topk, add, sub, div, masked_fill, where, type_as, half, is_floating_point,
+    is_complex, softmax, log_softmax, gather, scatter, scatter_add, index_select, index_add, masked_select,
+    cuda, cpu, new_zeros, new_ones, new_empty, new_full, new_tensor, normal_, uniform_,
+)  # fmt: skip
+
+
+def attach() -> None:
+    """Put the methods on :class:`Tensor` (done once, when ``lucid_core`` is imported)."""
+    for fn in _METHODS:
+        setattr(Tensor, fn.__name__, fn)
+    for name in _UNARY:
+        setattr(Tensor, name, _unary(getattr(_e, name)))
+    for name, fn in _BINARY.items():
+        setattr(Tensor, name, _binary(fn, name))
+    Tensor.size = property(_size, doc=SizeInt.__doc__)  # type: ignore[assignment]
+    Tensor.neg = Tensor.negative  # type: ignore[attr-defined]
+    Tensor.multiply = Tensor.mul  # type: ignore[attr-defined]
+    Tensor.divide = Tensor.div  # type: ignore[attr-defined]
+    Tensor.subtract = Tensor.sub  # type: ignore[attr-defined]
+    Tensor.absolute = Tensor.abs  # type: ignore[attr-defined]
+    Tensor.ndimension = Tensor.dim  # type: ignore[attr-defined]
+    Tensor.clamp = Tensor.clip  # type: ignore[attr-defined]
+    Tensor.is_cuda = property(is_cuda, doc=is_cuda.__doc__)  # type: ignore[attr-defined]
+    Tensor.is_mps = property(is_mps, doc=is_mps.__doc__)  # type: ignore[attr-defined]
