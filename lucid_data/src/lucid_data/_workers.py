@@ -397,13 +397,17 @@ class _ThreadWorkers:
 
 # -- process workers ---------------------------------------------------------------------------------
 def default_start_method() -> str:
-    """``spawn`` on macOS and Windows, ``forkserver`` elsewhere: never a plain ``fork`` by default.
+    """``fork`` on Linux (PyTorch's default there), ``spawn`` on macOS and Windows; ``forkserver`` once MLX is loaded.
 
-    Forking copies a process whose other threads (BLAS pools, MLX's, a thread-worker loader, the user's)
-    may hold locks that the child then waits on forever; Python 3.12 warns about it and 3.14 made
-    ``forkserver`` the default on Linux. macOS cannot fork a process that has used Metal or Accelerate.
+    ``fork`` is what PyTorch users rely on: a script without ``if __name__ == "__main__":`` and datasets
+    built from lambdas or local classes work, and workers start in milliseconds. NumPy's BLAS pool is safe
+    to fork (OpenBLAS stops its threads around a fork). MLX's threads are not, and macOS cannot fork a
+    process that has used Metal or Accelerate, so there each worker starts from a fresh interpreter (the
+    script then needs the ``__main__`` guard and picklable datasets, as with PyTorch on macOS).
     """
-    return "spawn" if sys.platform in ("darwin", "win32") else "forkserver"
+    if sys.platform in ("darwin", "win32"):
+        return "spawn"
+    return "forkserver" if "mlx.core" in sys.modules else "fork"
 
 
 _preload_set = False
