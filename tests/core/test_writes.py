@@ -550,3 +550,16 @@ class TestWritesKitOnStrict(WritesConformance):
     @pytest.fixture(autouse=True)
     def _registered(self, strict):
         lc.manual_seed(0)
+
+
+def test_load_state_dict_writes_into_the_parameters_so_earlier_views_follow(device):
+    import lucid_nn as nn
+
+    model = nn.Linear(3, 2, device=device)
+    sd = model.state_dict()
+    weight = model.weight
+    new = {k: lc.full(v.shape, 0.5, device=device) for k, v in sd.items()}
+    model.load_state_dict(new)
+    assert model.weight is weight  # the same Parameter, written in place
+    assert sd["weight"].tolist() == [[0.5] * 3] * 2  # a view taken before the load sees it
+    assert sd["bias"].tolist() == [0.5, 0.5]

@@ -556,12 +556,8 @@ class Module:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         with lc.no_grad():
             for target, value in updates:
-                v = value.detach()
-                if v.device != target.device:
-                    v = v.to(target.device)
-                if v.dtype is not target.dtype:
-                    v = v.astype(target.dtype)
-                target.data = lc.clone(v)
+                # in place, as PyTorch does: views handed out by state_dict() keep reaching the parameter
+                target.copy_(value.detach())
         return _IncompatibleKeys(missing, unexpected)
 
     # -- printing ----------------------------------------------------------------------------------
