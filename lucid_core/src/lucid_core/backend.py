@@ -592,6 +592,8 @@ def generic_index_add(xp: Any, z: Any, key: tuple[Any, ...], values: Any) -> Any
         n_pos *= n
     lin = xp.reshape(lin, (-1,))
     nb = lin.shape[0]
+    if nb == 0:
+        return z  # nothing to scatter (and (0, -1) is no shape to reshape into)
     onehot = xp.astype(xp.reshape(lin, (nb, 1)) == xp.reshape(xp.arange(n_pos), (1, n_pos)), values.dtype)
     pre, post = shape[:p], shape[q:]
     # values have shape pre + B + post: bring B to the front and flatten the rest
