@@ -191,7 +191,8 @@ class _ContractConformance:
             assert host.dtype.name == d.name, f"{d.name} came to the host as {host.dtype.name}"
             assert t.tolist() == values, f"{d.name}: {t.tolist()}"
             if d.kind in "iufc":
-                assert (t + t).dtype is d and lc.sum(t).dtype.kind == d.kind
+                assert (t + t).dtype is d and lc.sum(t, dtype=d).dtype is d, f"{d.name}: arithmetic changed the dtype"
+                assert lc.sum(t, dtype=d).item() == sum(values), f"{d.name}: the sum is {lc.sum(t, dtype=d).item()}"
         if lc.float64 in b.dtypes:  # a float64 that is really float32 loses this bit
             tiny = self.t([1.0 + 2.0**-40], dtype=lc.float64)
             assert (tiny - 1.0).item() == 2.0**-40, "float64 is advertised but does not hold float64 values"

@@ -19,9 +19,7 @@ class DaskBackend(ArrayAPIBackend):
     """dask.array as a Lucid backend (device ``dask:cpu``), imported on first use."""
 
     def __init__(self) -> None:
-        super().__init__(
-            self._namespace, name="dask", capabilities={"lazy": True, "data_dependent_shapes": False}
-        )
+        super().__init__(self._namespace, name="dask", capabilities={"lazy": True, "data_dependent_shapes": False})
 
     @staticmethod
     def _namespace() -> Any:
