@@ -178,7 +178,9 @@ def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fals
         x = x.astype(acc)
     if axis == ():
         return x
-    return mx.sum(x, axis=_axes(axis), keepdims=keepdims)
+    out = mx.sum(x, axis=_axes(axis), keepdims=keepdims)
+    # MLX widens small integers (int8 -> int32); the standard returns the requested dtype
+    return out if acc is None or out.dtype == acc else out.astype(acc)
 
 
 def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
@@ -187,7 +189,9 @@ def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fal
         x = x.astype(acc)
     if axis == ():
         return x
-    return mx.prod(x, axis=_axes(axis), keepdims=keepdims)
+    out = mx.prod(x, axis=_axes(axis), keepdims=keepdims)
+    # MLX widens small integers (int8 -> int32); the standard returns the requested dtype
+    return out if acc is None or out.dtype == acc else out.astype(acc)
 
 
 def _reduction(fn: Callable[..., Any], to_bool: bool = False) -> Callable[..., Any]:
