@@ -128,4 +128,3 @@ def test_a_small_model_trains_on_the_plugin(plugin: str, site: Path) -> None:
     assert graph_last == graph_first, f"the weight's pending graph grew from {graph_first} to {graph_last} tasks"
     if plugin == "dask":
         assert int(graph_last) <= 4
-

@@ -400,11 +400,12 @@ def probe_dtypes(xp: Any, name: str) -> dict[DType, Any]:
     for d in _REQUIRED:
         if d not in found:
             why = refused.get(d, "the namespace has no such dtype")
-            raise TypeError(
-                f"backend {name!r} cannot hold {d.name}, which Lucid needs ({why}); "
-                + ("for JAX, enable 64-bit types (jax.config.update('jax_enable_x64', True)) before loading"
-                   if d.bits == 64 else "wrap a library that has it")
+            hint = (
+                "for JAX, enable 64-bit types (jax.config.update('jax_enable_x64', True)) before loading"
+                if d.bits == 64
+                else "wrap a library that has it"
             )
+            raise TypeError(f"backend {name!r} cannot hold {d.name}, which Lucid needs ({why}); {hint}")
     return found
 
 
