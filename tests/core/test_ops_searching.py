@@ -98,7 +98,7 @@ def test_topk_errors(device):
 
 
 def test_sort_errors(device):
-    with pytest.raises(ValueError, match="argsort: needs at least 1 dimension"):
+    with pytest.raises(ValueError, match="sort: needs at least 1 dimension"):
         lc.sort(lc.asarray(1.0, device=device))
     with pytest.raises(ValueError, match="argsort: axis 1 is out of range for a tensor with 1 dimensions"):
         lc.argsort(lc.ones(3, device=device), axis=1)

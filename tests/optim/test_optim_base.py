@@ -215,7 +215,7 @@ def test_one_step_evaluates_once_per_backend(device: lc.Device, monkeypatch: pyt
         p.grad = lc.ones_like(p.detach())
     opt.step()
     assert len(calls) == 1
-    assert calls[0] == 2 + 2 * 2  # both parameters and their two moment tensors
+    assert calls[0] == 2 + 2 + 2 * 2  # both parameters, their gradients and their two moment tensors
 
 
 def test_lbfgs_needs_a_closure_and_one_group(device: lc.Device) -> None:

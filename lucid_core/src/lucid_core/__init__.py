@@ -59,7 +59,7 @@ from ._registry import (
     unregister_backend,
 )
 from ._tensor import Parameter, Tensor
-from .backend import ArrayAPIBackend, Backend, Device
+from .backend import ArrayAPIBackend, Backend, Device, evaluate
 from .hookspecs import hookimpl
 from .ops.complex import *  # noqa: F403
 from .ops.complex import __all__ as _complex_all
@@ -96,13 +96,10 @@ newaxis = None
 
 def eval(*tensors: Tensor) -> None:  # noqa: A001 - MLX's name
     """Compute lazy tensors now, all in one backend call per backend (a no-op on eager backends)."""
-    by_backend: dict[Backend, list[object]] = {}
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"eval: expected Tensors, got {type(t).__name__}")
-        by_backend.setdefault(t._device.backend, []).append(t._data)
-    for b, arrays in by_backend.items():
-        b.eval(*arrays)
+    evaluate(tensors)  # rebinds the arrays a lazy backend hands back (dask's persist)
 
 
 __all__ = [

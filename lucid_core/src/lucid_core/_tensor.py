@@ -338,7 +338,9 @@ class Tensor:
 
     def eval(self) -> Tensor:
         """Compute a lazy tensor now (a no-op on eager backends); returns self."""
-        self._device.backend.eval(self._data)
+        from .backend import evaluate
+
+        evaluate((self,))  # a lazy backend may hand back a new array (dask's persist): rebound here
         return self
 
     def to(self, device: Any = None, dtype: DType | None = None, *, copy: bool = False) -> Tensor:

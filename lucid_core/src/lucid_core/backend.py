@@ -10,10 +10,11 @@ belongs in :meth:`Backend.load`, which the core calls once, on first use.
 
 from __future__ import annotations
 
-__all__ = ["CONTRACT_VERSION", "Backend", "Device", "ArrayAPIBackend"]
+__all__ = ["CONTRACT_VERSION", "Backend", "Device", "ArrayAPIBackend", "evaluate", "probe_dtypes"]
 
 import importlib
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from . import _dtypes as dt
@@ -188,8 +189,19 @@ class Backend:
         numpy = importlib.import_module("numpy")
         try:
             return numpy.from_dlpack(array)
-        except Exception:  # noqa: BLE001 - not every library exports DLPack
-            return numpy.asarray(array)
+        except Exception as exc:  # noqa: BLE001 - not every library exports DLPack
+            reason = f"DLPack failed ({type(exc).__name__}: {exc})"
+        if hasattr(array, "__array__") or _exports_buffer(array):
+            host = numpy.asarray(array)
+            if host.dtype != object:
+                return host
+        # numpy.asarray would wrap the array in a 0-d object array: a silent wrong value
+        raise TypeError(
+            f"backend {self.name!r}: cannot bring a {type(array).__module__}.{type(array).__qualname__} to the "
+            f"host: {reason}, and it has neither __array__ nor the buffer protocol; the backend must override "
+            "Backend.to_numpy(array) to return a NumPy array (Tensor.numpy(), tolist(), item(), printing, "
+            "checkpoints and moves to other backends go through it)"
+        )
 
     def to_list(self, array: Any) -> Any:
         """Nested Python lists (or a scalar for 0-d), for ``Tensor.tolist()`` and ``item()``."""
@@ -224,8 +236,21 @@ class Backend:
         """Move an array between two devices of this backend (a no-op for unified memory)."""
         return array
 
-    def eval(self, *arrays: Any) -> None:
-        """Force lazy arrays to be computed (a no-op for eager backends)."""
+    def eval(self, *arrays: Any) -> Sequence[Any] | None:
+        """Force lazy arrays to be computed (a no-op for eager backends).
+
+        Return None when the arrays were computed where they are (MLX), or one new array per
+        argument, in order, to replace them (dask's ``persist``): the core rebinds those into the
+        tensors, so a lazy library's graph does not grow over a training loop.
+        """
+        return None
+
+    def graph_size(self, array: Any) -> int | None:
+        """How many pending operations a lazy array holds (dask: its task count); None when unknown.
+
+        Only the conformance kit reads it, to check that graphs stay bounded over training.
+        """
+        return None
 
     # -- random numbers ----------------------------------------------------------------------
     def seed(self, seed: int) -> None:
@@ -298,15 +323,10 @@ class ArrayAPIBackend(Backend):
         self.xp = xp
         probe = xp.asarray([0])
         self.array_types = (type(probe),)
-        for d in dt.ALL_DTYPES:
-            native = getattr(xp, d.name, None)
-            if native is None:
-                continue
-            try:
-                # the dtype arrays actually report (NumPy's `xp.float32` is a scalar type, not `arr.dtype`)
-                self.dtypes[d] = xp.asarray(0, dtype=native).dtype
-            except Exception:  # noqa: BLE001 - the library lacks this dtype
-                continue
+        self.dtypes = probe_dtypes(xp, self.name)
+        # advertise only what the library holds; a caller's flags may turn capabilities off, never on
+        self.capabilities["float64"] = self.capabilities["float64"] and dt.float64 in self.dtypes
+        self.capabilities["complex"] = self.capabilities["complex"] and dt.complex64 in self.dtypes
         self._rng = random.Random(0)
         self.kernels.setdefault("einsum", lambda spec, *xs: generic_einsum(xp, spec, *xs))
         self.kernels.setdefault("index_add", lambda z, key, v: generic_index_add(xp, z, key, v))
@@ -343,6 +363,80 @@ class ArrayAPIBackend(Backend):
     def random_integers(self, low: int, high: int, shape: tuple[int, ...], dtype: DType, device: Device) -> Any:
         n = _numel(shape)
         return self._host([self._rng.randrange(low, high) for _ in range(n)], shape, dtype, device)
+
+
+#: The dtypes the core itself creates (default float, indices and ``arange``, comparisons).
+_REQUIRED = (dt.float32, dt.int64, dt.bool)
+
+
+def probe_dtypes(xp: Any, name: str) -> dict[DType, Any]:
+    """The Lucid dtypes a namespace really holds, each mapped to the native dtype its arrays report.
+
+    A dtype counts only if it round-trips: arrays created with it (``asarray``, ``zeros``,
+    ``astype``) report it back (JAX without x64 answers float64 with float32: claiming float64
+    would train silently in float32).
+    Raises ``TypeError`` naming the backend when one the core needs (float32, int64, bool) is missing.
+    """
+    found: dict[DType, Any] = {}
+    refused: dict[DType, str] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # JAX warns as it narrows a requested dtype: we report it below
+        for d in dt.ALL_DTYPES:
+            native = getattr(xp, d.name, None)
+            if native is None:
+                continue
+            try:
+                got = [xp.asarray(0, dtype=native).dtype, xp.zeros((1,), dtype=native).dtype]
+                got.append(xp.astype(xp.asarray([1]), native).dtype)
+                # `got == native` holds for NumPy's scalar types too (``dtype('float32') == numpy.float32``)
+                holds = all(bool(g == got[0]) for g in got) and bool(got[0] == native)
+            except Exception as exc:  # noqa: BLE001 - the library lacks this dtype
+                refused[d] = f"{type(exc).__name__}: {exc}"
+                continue
+            if not holds:
+                refused[d] = f"asked for {d.name}, its arrays report {got[0]}"
+                continue
+            found[d] = got[0]
+    for d in _REQUIRED:
+        if d not in found:
+            why = refused.get(d, "the namespace has no such dtype")
+            hint = (
+                "for JAX, enable 64-bit types (jax.config.update('jax_enable_x64', True)) before loading"
+                if d.bits == 64
+                else "wrap a library that has it"
+            )
+            raise TypeError(f"backend {name!r} cannot hold {d.name}, which Lucid needs ({why}); {hint}")
+    return found
+
+
+def evaluate(tensors: Iterable[Any]) -> None:
+    """Compute lazy tensors, one :meth:`Backend.eval` call per backend, rebinding each tensor to the
+    new array the backend hands back (if any), so its graph is cut where it was evaluated."""
+    by_backend: dict[Backend, dict[int, Any]] = {}
+    for t in tensors:
+        by_backend.setdefault(t._device.backend, {})[id(t)] = t  # each tensor once
+    for backend, group in by_backend.items():
+        ts = list(group.values())
+        out = backend.eval(*[t._data for t in ts])
+        if out is None:
+            continue
+        out = tuple(out)
+        if len(out) != len(ts):
+            raise RuntimeError(
+                f"backend {backend.name!r}: eval returned {len(out)} arrays for {len(ts)} inputs; "
+                "it must return None or one array per input, in order"
+            )
+        for t, array in zip(ts, out):
+            t._data = array
+
+
+def _exports_buffer(array: Any) -> bool:
+    """Whether ``array`` exports the Python buffer protocol (array-api-strict, memoryviews)."""
+    try:
+        memoryview(array)
+    except TypeError:
+        return False
+    return True
 
 
 def _numel(shape: tuple[int, ...]) -> int:
@@ -437,6 +531,23 @@ def generic_getitem(xp: Any, x: Any, key: Any) -> Any:
     return xp.reshape(taken, shape)
 
 
+def take_along_axis_native(xp: Any, x: Any, indices: Any, axis: int) -> Any:
+    """``xp.take_along_axis`` where the library has it, else the same gather with standard functions
+    only (move ``axis`` last, flatten, one ``take`` by linear index): dask has no n-d fancy indexing."""
+    if hasattr(xp, "take_along_axis"):
+        return xp.take_along_axis(x, indices, axis=axis)
+    perm = (*(d for d in range(x.ndim) if d != axis), axis)
+    xt = xp.permute_dims(x, perm)
+    it = xp.permute_dims(indices, perm)
+    n = xt.shape[-1]
+    rows = _numel(tuple(it.shape[:-1]))
+    it = xp.where(it < 0, it + n, it)
+    offsets = xp.reshape(xp.arange(rows, dtype=it.dtype) * n, (*it.shape[:-1], 1))
+    flat = xp.take(xp.reshape(xt, (-1,)), xp.reshape(it + offsets, (-1,)))
+    back = tuple(perm.index(d) for d in range(x.ndim))
+    return xp.permute_dims(xp.reshape(flat, tuple(it.shape)), back)
+
+
 def generic_index_add(xp: Any, z: Any, key: tuple[Any, ...], values: Any) -> Any:
     """``z`` with ``values`` added at ``key``, repeated positions accumulating, in Array API terms.
 
@@ -482,6 +593,8 @@ def generic_index_add(xp: Any, z: Any, key: tuple[Any, ...], values: Any) -> Any
         n_pos *= n
     lin = xp.reshape(lin, (-1,))
     nb = lin.shape[0]
+    if nb == 0:
+        return z  # nothing to scatter (and (0, -1) is no shape to reshape into)
     onehot = xp.astype(xp.reshape(lin, (nb, 1)) == xp.reshape(xp.arange(n_pos), (1, n_pos)), values.dtype)
     pre, post = shape[:p], shape[q:]
     # values have shape pre + B + post: bring B to the front and flatten the rest

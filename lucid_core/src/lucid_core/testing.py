@@ -137,7 +137,210 @@ class WritesConformance:
         assert p.is_leaf and p.requires_grad
 
 
-class BackendConformance(WritesConformance):
+# == The backend contract: layers, training, dtypes, host transfer, lazy graphs ==========================
+# A mixin of BackendConformance (kept apart from the class body so each block reads on its own). The layer
+# and training checks need lucid_nn and lucid_optim: lucid_core does not depend on them, so they are
+# imported when a test runs, and those tests skip where the frontends are not installed.
+
+
+def _frontends() -> tuple[Any, Any]:
+    return pytest.importorskip("lucid_nn"), pytest.importorskip("lucid_optim")
+
+
+def _values(t: Any) -> Any:
+    return t.detach().tolist() if isinstance(t, lc.Tensor) else t
+
+
+def _near(a: Any, b: Any, rel: float, abs_: float, what: str) -> None:
+    if isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), f"{what}: shapes differ"
+        for x, y in zip(a, b):
+            _near(x, y, rel, abs_, what)
+        return
+    assert math.isclose(a, b, rel_tol=rel, abs_tol=abs_), f"{what}: {a} != {b} (the numpy backend's value)"
+
+
+def _layer_cases(nn: Any) -> dict[str, tuple[Callable[[], Any], tuple[int, ...]]]:
+    """name -> (a module factory, its input's shape)."""
+    return {
+        "conv2d": (lambda: nn.Conv2d(2, 4, 3, stride=2, padding=1, groups=2), (2, 2, 7, 6)),
+        "conv1d_dilated": (lambda: nn.Conv1d(3, 2, 3, dilation=2, padding="same"), (2, 3, 9)),
+        "conv_transpose2d": (lambda: nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1), (1, 2, 4, 3)),
+        "max_pool2d": (lambda: nn.MaxPool2d(3, stride=2, padding=1), (2, 3, 7, 6)),
+        "max_pool2d_tiles": (lambda: nn.MaxPool2d(2), (2, 3, 6, 4)),
+        "avg_pool2d": (lambda: nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True), (1, 2, 6, 7)),
+        "adaptive_avg_pool2d": (lambda: nn.AdaptiveAvgPool2d((2, 3)), (1, 2, 5, 7)),
+        "layer_norm": (lambda: nn.LayerNorm(6), (3, 4, 6)),
+        "group_norm": (lambda: nn.GroupNorm(2, 4), (2, 4, 3, 3)),
+        "batch_norm2d": (lambda: nn.BatchNorm2d(3), (4, 3, 2, 2)),
+        "rms_norm": (lambda: nn.RMSNorm(5), (2, 3, 5)),
+        "attention": (lambda: nn.MultiheadAttention(8, 2, batch_first=True), (2, 5, 8)),
+        "encoder_layer": (
+            lambda: nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True),
+            (2, 4, 8),
+        ),
+        "lstm": (lambda: nn.LSTM(3, 4, num_layers=2), (5, 2, 3)),
+    }
+
+
+def _run_layer(nn: Any, name: str, device: Any) -> tuple[Any, Any, dict[str, Any]]:
+    """Output, input gradient and parameter gradients of one seeded layer case on ``device``."""
+    factory, shape = _layer_cases(nn)[name]
+    lc.manual_seed(7)
+    module = factory()
+    x_host = lc.randn(*shape, device="numpy")
+    module.to(device)
+    x = x_host.to(device).requires_grad_()
+    out = module(x, x, x)[0] if name == "attention" else module(x)
+    out = out[0] if isinstance(out, tuple) else out
+    cot = lc.randn(*out.shape, device="numpy").to(device)  # an uneven cotangent: every gradient counts
+    (out * cot).sum().backward()
+    grads = {n: _values(p.grad) for n, p in module.named_parameters()}
+    return _values(out), _values(x.grad), grads
+
+
+class _ContractConformance:
+    """Checks of the contract beyond single ops (see the block comment above)."""
+
+    backend: ClassVar[str]
+    device: Any
+    has_float64: bool
+
+    def _needs_numpy_reference(self) -> None:
+        if "numpy" not in {b.name for b in lc.backends() if b.status == "ok"}:
+            pytest.skip("needs the numpy backend as a reference")
+
+    @pytest.mark.parametrize(
+        "name",
+        [
+            "conv2d", "conv1d_dilated", "conv_transpose2d", "max_pool2d", "max_pool2d_tiles", "avg_pool2d",
+            "adaptive_avg_pool2d", "layer_norm", "group_norm", "batch_norm2d", "rms_norm", "attention",
+            "encoder_layer", "lstm",
+        ],
+    )  # fmt: skip
+    def test_layer_forward_and_backward_match_numpy_backend(self, name: str) -> None:
+        nn, _ = _frontends()
+        self._needs_numpy_reference()
+        want = _run_layer(nn, name, "numpy")
+        got = _run_layer(nn, name, self.device)
+        for what, a, b in (("output", got[0], want[0]), ("input gradient", got[1], want[1])):
+            _near(a, b, 1e-4, 1e-5, f"{name} {what}")
+        assert sorted(got[2]) == sorted(want[2])
+        for k in want[2]:
+            assert got[2][k] is not None, f"{name}: parameter {k} got no gradient"
+            _near(got[2][k], want[2][k], 1e-4, 1e-5, f"{name} gradient of {k}")
+
+    def test_training_steps_match_numpy_backend(self) -> None:
+        nn, optim = _frontends()
+        self._needs_numpy_reference()
+
+        def train(device: Any) -> tuple[list[float], dict[str, Any]]:
+            lc.manual_seed(3)
+            model = nn.Sequential(
+                nn.Conv2d(1, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(3 * 3 * 3, 4)
+            )
+            x = lc.randn(8, 1, 6, 6, device="numpy").to(device)
+            y = lc.asarray([0, 1, 2, 3, 3, 2, 1, 0], device="numpy").to(device)
+            model.to(device)
+            opt = optim.Adam(model.parameters(), lr=0.05)
+            losses = []
+            for _ in range(4):
+                loss = nn.functional.cross_entropy(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+            return losses, {k: _values(v) for k, v in model.state_dict().items()}
+
+        want_losses, want_state = train("numpy")
+        losses, state = train(self.device)
+        _near(losses, want_losses, 1e-4, 1e-5, "losses")
+        assert losses[-1] < losses[0], f"the loss did not decrease: {losses}"
+        for k in want_state:
+            _near(state[k], want_state[k], 1e-3, 1e-4, f"parameter {k} after training")
+
+    def test_sort_and_its_gradient(self) -> None:
+        x = self.t([[3.0, 1.0, 2.0, 1.0], [0.0, 5.0, 4.0, -1.0]], requires_grad=True)
+        y = lc.sort(x, axis=1, descending=True)
+        assert y.tolist() == [[3.0, 2.0, 1.0, 1.0], [5.0, 4.0, 0.0, -1.0]]
+        (y * self.t([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])).sum().backward()
+        assert x.grad.tolist() == [[1.0, 3.0, 2.0, 4.0], [7.0, 5.0, 6.0, 8.0]]  # ties keep their order
+        assert lc.argsort(self.t([2.0, -1.0, 0.5])).tolist() == [1, 2, 0]
+
+    def test_every_advertised_dtype_round_trips(self) -> None:
+        b = lc.get_backend(self.backend)
+        if b.capabilities.get("float64", False):
+            assert lc.float64 in b.dtypes, "the float64 capability is claimed but float64 is not among the dtypes"
+        for d in b.dtypes:
+            values = [True, False] if d is lc.bool else [1, 0, 3]
+            t = self.t(values, dtype=d)
+            assert t.dtype is d, f"asked for {d.name}, got {t.dtype.name}"
+            assert b.lucid_dtype(t._data.dtype) is d, f"{d.name}: the native array reports {t._data.dtype!r}"
+            host = t.numpy()
+            assert host.dtype.name == d.name, f"{d.name} came to the host as {host.dtype.name}"
+            assert t.tolist() == values, f"{d.name}: {t.tolist()}"
+            if d.kind in "iufc":
+                assert (t + t).dtype is d and lc.sum(t, dtype=d).dtype is d, f"{d.name}: arithmetic changed the dtype"
+                assert lc.sum(t, dtype=d).item() == sum(values), f"{d.name}: the sum is {lc.sum(t, dtype=d).item()}"
+        if lc.float64 in b.dtypes:  # a float64 that is really float32 loses this bit
+            tiny = self.t([1.0 + 2.0**-40], dtype=lc.float64)
+            assert (tiny - 1.0).item() == 2.0**-40, "float64 is advertised but does not hold float64 values"
+            assert lc.exp(self.t([0.0], dtype=lc.float64)).dtype is lc.float64
+        big = self.t([2**40 + 1], dtype=lc.int64)
+        assert (big + 1).item() == 2**40 + 2, "int64 does not hold 2**40"
+
+    def test_an_unsupported_dtype_is_a_clear_error(self) -> None:
+        b = lc.get_backend(self.backend)
+        missing = [d for d in (lc.float64, lc.complex128, lc.uint64, lc.float16) if d not in b.dtypes]
+        if not missing:
+            pytest.skip("the backend holds every dtype")
+        with pytest.raises(TypeError, match=f"backend {self.backend!r} does not support dtype {missing[0].name}"):
+            self.t([1], dtype=missing[0])
+
+    def test_host_transfer(self) -> None:
+        x = self.t([[1.5, -2.0], [0.25, 8.0]])
+        host = x.numpy()
+        assert type(host).__module__ == "numpy" and host.dtype.name == "float32"
+        assert host.shape == (2, 2) and host.tolist() == [[1.5, -2.0], [0.25, 8.0]]
+        s = x.sum().item()
+        assert type(s) is float and s == 7.75
+        assert type(self.t([3]).sum().item()) is int and type((x > 0).any().item()) is bool
+        assert x.T.numpy().tolist() == [[1.5, 0.25], [-2.0, 8.0]]  # a transposed layout comes over in order
+        if self.backend != "numpy" and "numpy" in {b.name for b in lc.backends() if b.status == "ok"}:
+            back = x.to("numpy").to(self.device)
+            assert back.device is self.device and back.tolist() == x.tolist()
+
+    def test_lazy_graphs_stay_bounded_over_training(self) -> None:
+        b = lc.get_backend(self.backend)
+        if not b.capabilities.get("lazy", False):
+            pytest.skip("not a lazy backend")
+        nn, optim = _frontends()
+        lc.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2)).to(self.device)
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        x = lc.randn(16, 4, device=self.device)
+        y = lc.randn(16, 2, device=self.device)
+
+        def sizes() -> list[int | None]:
+            tensors = [t for p in model.parameters() for t in (p, *opt.state[p].values()) if isinstance(t, lc.Tensor)]
+            return [b.graph_size(t._data) for t in tensors]
+
+        history = []
+        for _ in range(12):
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            history.append(sizes())
+        if any(s is None for s in history[-1]):
+            pytest.skip(f"backend {self.backend!r} does not report graph sizes (Backend.graph_size)")
+        assert history[-1] == history[2], (
+            f"a parameter's pending graph grew over training ({history[2]} after 3 steps, {history[-1]} after 12): "
+            "Backend.eval should hand back evaluated arrays (e.g. dask's persist) for the core to rebind"
+        )
+
+
+class BackendConformance(WritesConformance, _ContractConformance):
     """Abstract test class: set ``backend`` to your backend's name in a subclass.
 
     Attributes:

@@ -151,10 +151,12 @@ class Optimizer:
                     if not state:
                         self.init_single(p, state, group)
                     self.apply_single(p, -grad if maximize else grad, state, group)
-                    touched.append(p)
+                    touched.extend((p, grad))
                     touched.extend(v for v in state.values() if isinstance(v, Tensor))
         if touched:
-            lc.eval(*touched)  # one evaluation of the whole step on lazy backends
+            # one evaluation of the whole step on lazy backends; what a backend hands back (dask's
+            # persist) is rebound into the parameters, grads and state, so their graphs stay bounded
+            lc.eval(*touched)
         return loss
 
     # -- serialization ----------------------------------------------------------------------------

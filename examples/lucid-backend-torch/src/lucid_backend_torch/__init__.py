@@ -33,6 +33,10 @@ class TorchBackend(ArrayAPIBackend):
             self.device_types = ("gpu", "cpu")
             self.native_devices = {"gpu": torch.device("cuda"), "cpu": torch.device("cpu")}
         super().load()
+        # PyTorch's uint16/32/64 are shell dtypes: they can be created and cast, but most kernels
+        # (sum, for one) are missing, so the backend does not advertise them
+        for d in ("uint16", "uint32", "uint64"):
+            self.dtypes = {k: v for k, v in self.dtypes.items() if k.name != d}
         self.torch = torch
         self._gens: dict[str, Any] = {}
         self.kernels.update(

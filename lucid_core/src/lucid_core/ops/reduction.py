@@ -37,6 +37,8 @@ class Sum(Function):
 
     @staticmethod
     def forward(ctx, x, axes, keepdims, dtype):
+        if dtype is not None and x.dtype == ctx.xp.bool:
+            x = ctx.xp.astype(x, dtype)  # the standard sums numeric arrays only
         return ctx.xp.sum(x, axis=axes, keepdims=keepdims, dtype=dtype)
 
     @staticmethod

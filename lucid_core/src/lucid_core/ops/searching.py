@@ -76,11 +76,48 @@ def argsort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: b
     return _as_int64(Argsort.apply(x, normalize_axis(axis, x.ndim, "argsort"), descending, stable))
 
 
+class _Permute(Function):
+    """``x`` gathered along ``axis`` by a permutation; the gradient gathers back by its inverse.
+
+    Only ``take_along_axis`` (or one flat ``take``) is needed, never n-d fancy indexing or a scatter."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, perm, inverse, axis):
+        from ..backend import take_along_axis_native
+
+        return take_along_axis_native(ctx.xp, x, perm, axis)
+
+    @staticmethod
+    def backward(ctx, gy):
+        _, perm, inverse, axis = ctx.inputs
+        return _Permute.apply(gy, inverse, perm, axis), None, None, None
+
+
+class Sort(Function):
+    """The library's own sort; backward sends each gradient back to its value's original place."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, axis, descending, stable):
+        return ctx.xp.sort(x, axis=axis, descending=descending, stable=stable)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, axis, descending, stable = ctx.inputs
+        perm = argsort(x.detach(), axis=axis, descending=descending, stable=stable)  # the same order, stable
+        return _Permute.apply(gy, argsort(perm, axis=axis), perm, axis), None, None, None
+
+
 def sort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
     """``x`` sorted along ``axis``; the gradient goes back to each value's original place."""
-    from .indexing import take_along_axis
-
-    return take_along_axis(x, argsort(x, axis=axis, descending=descending, stable=stable), axis=axis)
+    if not isinstance(x, Tensor):
+        raise TypeError(f"sort: expected a Tensor, got {type(x).__name__}")
+    if x.ndim == 0:
+        raise ValueError("sort: needs at least 1 dimension")
+    return Sort.apply(x, normalize_axis(axis, x.ndim, "sort"), descending, stable)
 
 
 def topk(x: Tensor, k: int, /, *, axis: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Tensor, Tensor]:  # noqa: A002

@@ -87,7 +87,7 @@ class Col2im(lc.Function):
         z = xp.zeros(tuple(cols.shape[:2]) + padded, dtype=cols.dtype)
         for i, o in enumerate(itertools.product(*(range(k) for k in kernel))):
             key = _offset_key(o, stride, dilation, out)
-            z = _set(ctx, z, key, z[key] + cols[:, :, i])
+            z = _set(ctx, z, key, z[key] + cols[:, :, i, ...])  # the standard wants every axis covered
         if any(b or a for b, a in pads):
             z = z[(slice(None), slice(None), *tuple(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
         return z

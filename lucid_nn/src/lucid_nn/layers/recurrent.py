@@ -30,7 +30,7 @@ class _Unstack(lc.Function):
 
     @staticmethod
     def forward(ctx, x):
-        return tuple(x[i] for i in range(x.shape[0]))
+        return tuple(x[i, ...] for i in range(x.shape[0]))  # the standard wants every axis covered
 
     @staticmethod
     def backward(ctx, *grads):
