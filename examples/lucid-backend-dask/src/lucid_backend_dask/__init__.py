@@ -36,9 +36,19 @@ class DaskBackend(ArrayAPIBackend):
         self._gen = numpy.random.default_rng(0)
         self.kernels["setitem"] = self._setitem
 
-    @staticmethod
-    def _setitem(array: Any, key: Any, value: Any) -> Any:
+    def _setitem(self, array: Any, key: Any, value: Any) -> Any:
         out = array.copy()  # dask assigns into the array object: write into a new one, the core rebinds it
+        arrays = [k for k in key if hasattr(k, "dtype")] if isinstance(key, tuple) else []
+        if len(arrays) > 1 and len(key) == array.ndim and len(arrays) == len(key):
+            # dask assigns through one integer array at most: address the elements by their flat positions
+            xp = self.xp
+            idx = xp.broadcast_arrays(*key)
+            flat = idx[0] % array.shape[0]
+            for k, n in zip(idx[1:], array.shape[1:]):
+                flat = flat * n + k % n
+            out = xp.reshape(out, (-1,))
+            out[xp.reshape(flat, (-1,))] = xp.reshape(xp.broadcast_to(xp.asarray(value), flat.shape), (-1,))
+            return xp.reshape(out, array.shape)
         out[key] = value
         return out
 

@@ -311,10 +311,16 @@ def full_like(x: Tensor, /, fill_value: Any, *, dtype: Any = None, device: Any =
     return full(x.shape, fill_value, dtype=dtype or x.dtype, device=device or x._device)
 
 
+def _plain_int(v: Any) -> Any:
+    """An int subclass (such as ``x.size``) as a plain int: some libraries (MLX) accept only exact ints."""
+    return int(v) if isinstance(v, int) and type(v) is not int and not isinstance(v, builtins.bool) else v
+
+
 def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Evenly spaced values in [start, stop); ints give int64, floats the default float."""
     if stop is None:
         start, stop = 0, start
+    start, stop, step = _plain_int(start), _plain_int(stop), _plain_int(step)
     if step == 0:
         raise ValueError("arange: step must not be zero")
     if dtype is None:
@@ -327,6 +333,7 @@ def linspace(
     start: float, stop: float, /, num: int, *, dtype: Any = None, device: Any = None, endpoint: builtins.bool = True
 ) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop``."""
+    num = _plain_int(num)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     dev, d = _dev_dtype(dtype, device)
@@ -336,6 +343,7 @@ def linspace(
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Tensor:
     """A 2-D tensor with ones on diagonal ``k``."""
     dev, d = _dev_dtype(dtype, device)
+    n_rows, n_cols, k = _plain_int(n_rows), _plain_int(n_cols), _plain_int(k)
     return _new_tensor(dev.xp.eye(n_rows, n_cols, k=k, dtype=dev.backend.native_dtype(d)), dev)
 
 
