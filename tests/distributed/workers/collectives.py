@@ -6,6 +6,7 @@ usage: collectives.py COMMUNICATOR DEVICE   (prints "ok <rank> <checks>" on succ
 import sys
 
 import numpy as np
+from _report import report
 
 import lucid_core as lc
 import lucid_distributed as dist
@@ -117,5 +118,5 @@ objs = [None] * n
 dist.all_gather_object(objs, {"rank": rank, "tag": "x" * rank})
 assert objs == [{"rank": r, "tag": "x" * r} for r in range(n)], objs
 dist.barrier()
-print(f"ok {rank} {checks} {len(dtypes)}", flush=True)
+report(rank, f"ok {rank} {checks} {len(dtypes)}")
 dist.destroy_process_group()

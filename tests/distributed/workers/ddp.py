@@ -6,6 +6,7 @@ usage: ddp.py DEVICE   (each rank also trains the one-process reference itself a
 import sys
 
 import numpy as np
+from _report import report
 
 import lucid_core as lc
 import lucid_data as data
@@ -113,5 +114,5 @@ results = {
     "accumulate": train(sgd, accumulate=True),
     "unused": train(adam, extra=True),
 }
-print(f"ok {rank} {n} {results}", flush=True)
+report(rank, f"ok {rank} {n} {results}")
 dist.destroy_process_group()
