@@ -38,7 +38,9 @@ def run_job(
     else:
         cmd = [launcher("mlx"), "-n", str(n), "--backend", "ring", *script]
     with tempfile.TemporaryDirectory() as out:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=clean_env(LUCID_TEST_OUT=out, **env))
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, env=clean_env(LUCID_TEST_OUT=out, **env)
+        )
         # each rank's verdict comes in its own file: a launcher may interleave the ranks' stdout
         proc.reports = sorted(p.read_text().strip() for p in Path(out).glob("rank*.txt"))  # type: ignore[attr-defined]
     return proc

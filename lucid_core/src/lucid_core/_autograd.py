@@ -514,11 +514,13 @@ def register_post_accumulate_grad_hook(t: Tensor, hook: Any) -> RemovableHandle:
     if not callable(hook):
         raise TypeError(f"register_post_accumulate_grad_hook: hook must be callable, got {type(hook).__name__}")
     if t._node is not None:
-        raise RuntimeError("register_post_accumulate_grad_hook: post accumulate grad hooks cannot be registered "
-                           "on non-leaf tensors")
+        raise RuntimeError(
+            "register_post_accumulate_grad_hook: post accumulate grad hooks cannot be registered on non-leaf tensors"
+        )
     if not t._requires_grad:
-        raise RuntimeError("register_post_accumulate_grad_hook: cannot register a hook on a tensor that does "
-                           "not require grad")
+        raise RuntimeError(
+            "register_post_accumulate_grad_hook: cannot register a hook on a tensor that does not require grad"
+        )
     key = id(t)
     entry = _post_hooks.get(key)
     if entry is None or entry[0]() is not t:

@@ -8,7 +8,7 @@ unless the caller asked for ``async_op=True``.
 
 from __future__ import annotations
 
-__all__ = ["Communicator", "ReduceOp", "Work", "write_into", "CommunicatorTimeout"]
+__all__ = ["Communicator", "ReduceOp", "Work", "write_into", "CommunicatorTimeoutError"]
 
 import enum
 import time
@@ -29,7 +29,7 @@ class ReduceOp(enum.Enum):
     MIN = "min"
 
 
-class CommunicatorTimeout(RuntimeError):
+class CommunicatorTimeoutError(RuntimeError):
     """A collective did not complete within the process group's timeout (a rank stopped or diverged)."""
 
 
@@ -77,7 +77,7 @@ class Work:
         """Block until done and the result is in the output tensors; raise after ``timeout`` seconds.
 
         The default timeout is the process group's (``init_process_group(timeout=...)``): a peer that
-        stopped answering makes this rank fail with :class:`CommunicatorTimeout`, never hang.
+        stopped answering makes this rank fail with :class:`CommunicatorTimeoutError`, never hang.
         """
         if self._done:
             return True
@@ -86,7 +86,7 @@ class Work:
         test = self._test
         while test is not None and not test():
             if deadline is not None and time.monotonic() > deadline:
-                raise CommunicatorTimeout(
+                raise CommunicatorTimeoutError(
                     f"lucid_distributed: {self.describe} did not complete within {limit:g} s; another rank "
                     "probably stopped, crashed or called a different collective"
                 )

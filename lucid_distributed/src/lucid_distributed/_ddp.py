@@ -110,11 +110,15 @@ class DistributedDataParallel:
             detail = f"rank 0 has {len(ref)} parameters and buffers, rank {rank} has {len(sig)}"
             for a, b in zip(ref, sig):
                 if a != b:
-                    detail = (f"first difference: rank 0 has {a[0]} {a[1]!r} of shape {a[2]} {a[3]}, rank {rank} "
-                              f"has {b[0]} {b[1]!r} of shape {b[2]} {b[3]}")
+                    detail = (
+                        f"first difference: rank 0 has {a[0]} {a[1]!r} of shape {a[2]} {a[3]}, rank {rank} "
+                        f"has {b[0]} {b[1]!r} of shape {b[2]} {b[3]}"
+                    )
                     break
-            raise ValueError(f"DistributedDataParallel: the ranks hold different models ({detail}); every rank "
-                             "must build the same model before wrapping it")
+            raise ValueError(
+                f"DistributedDataParallel: the ranks hold different models ({detail}); every rank "
+                "must build the same model before wrapping it"
+            )
 
     def _sync_state(self) -> None:
         """Copy rank 0's parameters and buffers to every rank (all broadcasts in flight at once)."""
@@ -131,8 +135,12 @@ class DistributedDataParallel:
         for _, p in reversed(self._named):
             nbytes = p.size * p.dtype.itemsize
             cur = buckets[-1] if buckets else None
-            if cur is None or size + nbytes > cap or cur.params[0].dtype is not p.dtype or \
-                    cur.params[0].device != p.device:
+            if (
+                cur is None
+                or size + nbytes > cap
+                or cur.params[0].dtype is not p.dtype
+                or cur.params[0].device != p.device
+            ):
                 cur = _Bucket(len(buckets))
                 buckets.append(cur)
                 size = 0.0

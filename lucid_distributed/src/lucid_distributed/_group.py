@@ -94,8 +94,10 @@ def init_process_group(
     for given, actual, what in ((world_size, comm.world_size, "world_size"), (rank, comm.rank, "rank")):
         if given is not None and given != actual:
             comm.close()
-            raise ValueError(f"init_process_group: {what}={given} was given, but the launcher started this "
-                             f"process with {what}={actual}")
+            raise ValueError(
+                f"init_process_group: {what}={given} was given, but the launcher started this "
+                f"process with {what}={actual}"
+            )
     _state.comm = comm
     if comm.world_size > 1:
         _install_abort_on_error()
@@ -228,7 +230,11 @@ def all_gather_into_tensor(
 
 
 def reduce_scatter_tensor(
-    output: Tensor, input: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None, async_op: bool = False
+    output: Tensor,
+    input: Tensor,  # noqa: A002 - PyTorch's argument name
+    op: ReduceOp = ReduceOp.SUM,
+    group: Any = None,
+    async_op: bool = False,
 ) -> Work | None:
     """Reduce ``input`` over ranks with ``op`` and keep chunk ``rank`` of it (split along dim 0) in ``output``."""
     comm = _group(group)
@@ -297,8 +303,10 @@ def recv(tensor: Tensor, src: int, group: Any = None, tag: int = 0) -> int:
 
 
 def _bytes_tensor(data: bytes, device: Any) -> Tensor:
-    return lucid_core.frombuffer(data, dtype=lucid_core.uint8).to(device) if data else lucid_core.zeros(
-        (0,), dtype=lucid_core.uint8, device=device
+    return (
+        lucid_core.frombuffer(data, dtype=lucid_core.uint8).to(device)
+        if data
+        else lucid_core.zeros((0,), dtype=lucid_core.uint8, device=device)
     )
 
 
@@ -319,7 +327,7 @@ def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> No
     all_gather_into_tensor(out, padded, group)
     raw = out.tobytes()
     for r, s in enumerate(sizes.tolist()):
-        object_list[r] = pickle.loads(raw[r * longest : r * longest + s])  # noqa: S301 - peers of one job
+        object_list[r] = pickle.loads(raw[r * longest : r * longest + s])
 
 
 def broadcast_object_list(object_list: list[Any], src: int = 0, group: Any = None) -> None:
@@ -329,9 +337,10 @@ def broadcast_object_list(object_list: list[Any], src: int = 0, group: Any = Non
     data = pickle.dumps(list(object_list)) if comm.rank == src else b""
     size = lucid_core.asarray([len(data)], dtype=lucid_core.int32, device=comm.device)
     broadcast(size, src, group)
-    buf = _bytes_tensor(data, size.device) if comm.rank == src else lucid_core.zeros(
-        (int(size.item()),), dtype=lucid_core.uint8, device=size.device
+    buf = (
+        _bytes_tensor(data, size.device)
+        if comm.rank == src
+        else lucid_core.zeros((int(size.item()),), dtype=lucid_core.uint8, device=size.device)
     )
     broadcast(buf, src, group)
-    object_list[:] = pickle.loads(buf.tobytes())  # noqa: S301 - peers of one job
-
+    object_list[:] = pickle.loads(buf.tobytes())

@@ -28,7 +28,7 @@ class MPICommunicator(Communicator):
             from mpi4py import MPI
         except ImportError as exc:
             raise RuntimeError(f"the 'mpi' communicator needs mpi4py and an MPI library: {INSTALL_HINT}") from exc
-        except Exception as exc:  # noqa: BLE001 - mpi4py found but no loadable libmpi
+        except Exception as exc:
             raise RuntimeError(
                 f"the 'mpi' communicator could not start MPI ({type(exc).__name__}: {exc}); {INSTALL_HINT}"
             ) from exc
@@ -58,7 +58,6 @@ class MPICommunicator(Communicator):
         if type(a) is self.np.ndarray and a.flags.c_contiguous:
             return a
         return self.np.ascontiguousarray(t._device.backend.to_numpy(a))
-
 
     def _op(self, op: ReduceOp, buf: Any) -> Any:
         """MPI's op (the process-group functions have checked that it fits the dtype)."""

@@ -80,8 +80,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--hostfile", help="file with one host per line, for several machines")
     p.add_argument("--mlx-backend", default="ring", help="mx.distributed backend for --backend mlx (default: ring)")
     p.add_argument("--launcher-arg", action="append", default=[], help="extra argument for mpiexec / mlx.launch")
-    p.add_argument("--threads", type=int, default=1,
-                   help="OMP_NUM_THREADS for each process when it is not set already (default 1, as torchrun)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="OMP_NUM_THREADS for each process when it is not set already (default 1, as torchrun)",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the launcher command instead of running it")
     p.add_argument("script", help="the Python script to run")
     p.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments for the script")

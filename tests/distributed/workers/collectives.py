@@ -74,7 +74,9 @@ for name in dtypes:
     mine = value(rank, name)
     everyone = [value(r, name) for r in range(n)]
     for op in ReduceOp:
-        bad = (op is ReduceOp.AVG and name[0] not in "fc") or (name.startswith("complex") and op in (ReduceOp.MAX, ReduceOp.MIN))
+        bad = (op is ReduceOp.AVG and name[0] not in "fc") or (
+            name.startswith("complex") and op in (ReduceOp.MAX, ReduceOp.MIN)
+        )
         t = tensor(mine)
         if bad:
             try:
