@@ -20,13 +20,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from train_digits import evaluate, load_digits_dataset, make_model, plot_curves
+
 import lucid_core as lc
 import lucid_data as data
 import lucid_distributed as dist
 import lucid_nn as nn
 import lucid_nn.functional as F
 import lucid_optim as optim
-from train_digits import evaluate, load_digits_dataset, make_model, plot_curves
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
