@@ -122,8 +122,9 @@ def main() -> None:
         thr1, thr2 = args.batch / t1, 2 * args.batch / t_on
         comm = t_off - t_none
         hidden = (t_off - t_on) / comm if comm > 0 else float("nan")
+        steps = f"{1e3 * t_on:.2f} / {1e3 * t_off:.2f} / {1e3 * t_none:.2f}"
         print(f"| {model} | {thr1:.0f} | {thr2:.0f} | {thr2 / thr1:.2f}x | {100 * thr2 / (2 * thr1):.0f} % | "
-              f"{1e3 * t_on:.2f} / {1e3 * t_off:.2f} / {1e3 * t_none:.2f} | {100 * hidden:.0f} % |", flush=True)  # fmt: skip
+              f"{steps} | {100 * hidden:.0f} % |", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

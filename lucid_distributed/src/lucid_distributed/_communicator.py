@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 import lucid_core
 from lucid_core import Tensor
 
-
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
