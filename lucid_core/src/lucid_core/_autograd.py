@@ -394,7 +394,8 @@ def run_backward(
             if edges:
                 _edges_done(ins, edges, fed)
         if edges:  # leaves whose remaining edges came from nodes that never ran (no gradient reached them)
-            _edges_done([_post_hooks[i][0]() for i in list(edges)], edges, fed, final=True)
+            alive = [entry[0]() for entry in map(_post_hooks.get, list(edges)) if entry is not None]
+            _edges_done(alive, edges, fed, final=True)
     finally:
         _mode.enabled = prev_mode
     if capture is None:
