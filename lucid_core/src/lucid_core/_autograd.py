@@ -380,6 +380,9 @@ def run_backward(
     gradient and the output tensor itself (kept alive while the node's backward runs).
     """
     heap: list[tuple[int, int, Function]] = []
+    # leaves with post-accumulate hooks: how many graph edges still may bring them a gradient
+    edges = _count_hooked_edges(outputs) if _post_hooks and capture is None else None
+    fed: set[int] = set()
     pending: dict[Function, list[Any]] = {}
     captured: dict[int, Tensor] = {}
     capture_ids = None if capture is None else {id(t): t for t in capture}
@@ -419,6 +422,8 @@ def run_backward(
                 hooked_leaves[id(x)] = [x, gx if w is None else w[1] + gx]
             else:
                 deliver_leaf(x, gx)
+                if edges is not None:
+                    fed.add(id(x))
             return
         b = pending.get(xn)
         i = x._out_idx << 1
@@ -444,6 +449,8 @@ def run_backward(
             g = _seed_grad(t, g)
             handed.add(id(g._data))
             route(t, g, None)
+        if edges:
+            _edges_done(outputs, edges, fed)
         while heap:
             node = heappop(heap)[2]
             buf = pending.pop(node)
@@ -480,9 +487,18 @@ def run_backward(
             else:
                 for x, gx, v in zip(ins, gxs, vers):
                     route(x, gx, v)
+            if edges:
+                _edges_done(ins, edges, fed)
+        if edges:  # leaves whose remaining edges came from nodes that never ran (no gradient reached them)
+            alive = [entry[0]() for entry in map(_post_hooks.get, list(edges)) if entry is not None]
+            _edges_done(alive, edges, fed, final=True)
         for x, gx in hooked_leaves.values():  # leaves come after every node, as in generation order
             entry = _leaf_hooks.get(id(x))
             deliver_leaf(x, _call_hooks(entry[1], gx) if entry is not None and entry[0]() is x else gx)
+            post = _post_hooks.get(id(x)) if capture_ids is None else None
+            if post is not None and post[0]() is x:  # its .grad arrived only now: its post-accumulate hooks too
+                for hook in list(post[1].values()):
+                    hook(x)
     finally:
         _mode.enabled = prev_mode
     if capture is None:
@@ -649,6 +665,78 @@ def _call_hooks(table: dict[int, Any], g: Tensor) -> Tensor:
             )
         g = new
     return g
+
+
+# -- post-accumulate-grad hooks (Tensor.register_post_accumulate_grad_hook) --------------------
+# Kept outside Tensor's slots: leaf id -> (weak ref to the leaf, {handle id: hook}). Backward counts,
+# before it starts, the graph edges that lead to each hooked leaf, and calls the leaf's hooks once
+# the last of them has been processed, so a hook sees the fully accumulated ``.grad`` (PyTorch's
+# AccumulateGrad semantics) while the rest of backward is still to run (DDP overlaps on this).
+
+_post_hooks: dict[int, tuple[weakref.ref[Tensor], dict[int, Any]]] = {}
+
+
+def register_post_accumulate_grad_hook(t: Tensor, hook: Any) -> TensorHookHandle:
+    """Call ``hook(t)`` after backward has accumulated ``t.grad`` (``t`` a leaf that requires grad)."""
+    if not callable(hook):
+        raise TypeError(f"register_post_accumulate_grad_hook: hook must be callable, got {type(hook).__name__}")
+    if t._node is not None:
+        raise RuntimeError(
+            "register_post_accumulate_grad_hook: post accumulate grad hooks cannot be registered on non-leaf tensors"
+        )
+    if not t._requires_grad:
+        raise RuntimeError(
+            "register_post_accumulate_grad_hook: cannot register a hook on a tensor that does not require grad"
+        )
+    key = id(t)
+    entry = _post_hooks.get(key)
+    if entry is None or entry[0]() is not t:
+        entry = _post_hooks[key] = (weakref.ref(t, lambda _, k=key: _post_hooks.pop(k, None)), {})
+    handle = TensorHookHandle(entry[1])
+    entry[1][handle.id] = hook
+    return handle
+
+
+def _count_hooked_edges(outputs: Sequence[Tensor]) -> dict[int, int]:
+    """For each hooked leaf reachable from ``outputs``, the number of graph edges that lead into it."""
+    edges: dict[int, int] = {}
+    seen: set[int] = set()
+    stack: list[Any] = []
+    for t in outputs:
+        if t._node is None:
+            if id(t) in _post_hooks and _post_hooks[id(t)][1]:
+                edges[id(t)] = edges.get(id(t), 0) + 1
+        elif id(t._node) not in seen:
+            seen.add(id(t._node))
+            stack.append(t._node)
+    while stack:
+        for x in stack.pop().inputs or ():
+            if not isinstance(x, Tensor) or not x._requires_grad:
+                continue
+            n = x._node
+            if n is None:
+                if id(x) in _post_hooks and _post_hooks[id(x)][1]:
+                    edges[id(x)] = edges.get(id(x), 0) + 1
+            elif id(n) not in seen:
+                seen.add(id(n))
+                stack.append(n)
+    return edges
+
+
+def _edges_done(xs: Sequence[Any], edges: dict[int, int], fed: set[int], final: bool = False) -> None:
+    """Count down the edges into hooked leaves; at zero, run the leaf's hooks if a gradient reached it."""
+    for x in xs:
+        k = id(x)
+        left = edges.get(k)
+        if left is None or not isinstance(x, Tensor):
+            continue
+        if left > 1 and not final:
+            edges[k] = left - 1
+            continue
+        del edges[k]
+        if k in fed:
+            for hook in list(_post_hooks[k][1].values()):
+                hook(x)
 
 
 from ._tensor import Tensor, _new_tensor  # noqa: E402 - Tensor needs this module first

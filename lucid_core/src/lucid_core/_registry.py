@@ -37,6 +37,10 @@ class _PluginManager(pluggy.PluginManager):
         for bname, b in list(_state.backends.items()):
             if b.plugin == pname:
                 unregister_backend(bname)
+        for cname, (plugin, _) in list(_state.communicators.items()):
+            if plugin == pname:
+                del _state.communicators[cname]
+        _state.communicator_errors.pop(pname, None)
         _state.collected.discard(pname)
         _state.errors.pop(pname, None)
         return removed
@@ -56,6 +60,9 @@ class _State:
         self.errors: dict[str, tuple[str | None, str | None, str]] = {}
         self.collected: set[str] = set()
         self.warned_gpu_fallback = False  # "gpu" without a GPU warns once per process
+        # communicator name -> (plugin name or None, class), for lucid_distributed
+        self.communicators: dict[str, tuple[str | None, type]] = {}
+        self.communicator_errors: dict[str, str] = {}  # plugin name -> what went wrong
 
 
 _state = _State()
@@ -72,12 +79,15 @@ def _report(message: str, exc: BaseException | None = None) -> None:
 
 
 def _collect(plugin: Any, plugin_name: str, distribution: str | None, version: str | None) -> None:
-    """Call one plugin's ``lucid_register_backends`` hook, validating each backend it registers."""
-    impl = getattr(plugin, "lucid_register_backends", None)
-    if impl is None or plugin_name in _state.collected:
+    """Call one plugin's registration hooks (backends, communicators), validating what each registers."""
+    if plugin_name in _state.collected:
         return
     _state.collected.add(plugin_name)
     where = f"plugin {plugin_name!r}" + (f" (distribution {distribution} {version})" if distribution else "")
+    _collect_communicators(plugin, plugin_name, where)
+    impl = getattr(plugin, "lucid_register_backends", None)
+    if impl is None:
+        return
 
     def register(backend: Backend) -> None:
         if isinstance(backend, Backend):
@@ -92,6 +102,53 @@ def _collect(plugin: Any, plugin_name: str, distribution: str | None, version: s
     except Exception as exc:  # noqa: BLE001 - one broken plugin must not break the rest
         _state.errors[plugin_name] = (distribution, version, f"{type(exc).__name__}: {exc}")
         _report(f"lucid: {where} failed to register its backends: {type(exc).__name__}: {exc}", exc)
+
+
+def _collect_communicators(plugin: Any, plugin_name: str, where: str) -> None:
+    """Call one plugin's ``lucid_register_communicators`` hook; a failure is reported like a backend's."""
+    impl = getattr(plugin, "lucid_register_communicators", None)
+    if impl is None:
+        return
+
+    def register(cls: type) -> None:
+        try:
+            register_communicator(cls, plugin=plugin_name)
+        except (PluginError, TypeError, ValueError) as exc:
+            raise PluginError(f"{where}: {exc}") from exc
+
+    try:
+        impl(register=register)
+    except Exception as exc:  # noqa: BLE001 - one broken plugin must not break the rest
+        _state.communicator_errors[plugin_name] = f"{where}: {type(exc).__name__}: {exc}"
+        _report(f"lucid: {where} failed to register its communicators: {type(exc).__name__}: {exc}", exc)
+
+
+def register_communicator(cls: type, plugin: str | None = None) -> type:
+    """Register a communicator class for ``lucid_distributed`` under ``cls.name``; two with one name are an error."""
+    name = getattr(cls, "name", None)
+    if not callable(cls) or not isinstance(name, str) or not name or ":" in name:
+        raise TypeError(
+            f"register_communicator: expected a class with a non-empty string `name` attribute, got {cls!r}"
+        )
+    existing = _state.communicators.get(name)
+    if existing is not None and existing[1] is not cls:
+        first = f"plugin {existing[0]!r}" if existing[0] else "register_communicator()"
+        second = f"plugin {plugin!r}" if plugin else "register_communicator()"
+        raise PluginError(f"two communicators are named {name!r}: one from {first}, one from {second}")
+    _state.communicators[name] = (plugin, cls)
+    return cls
+
+
+def communicators() -> dict[str, type]:
+    """Every registered communicator class by name (plugins are discovered first)."""
+    discover()
+    return {name: cls for name, (_, cls) in sorted(_state.communicators.items())}
+
+
+def communicator_errors() -> list[str]:
+    """Why communicator plugins failed to register (for error messages that list what is installed)."""
+    discover()
+    return list(_state.communicator_errors.values())
 
 
 def discover() -> None:

@@ -245,6 +245,16 @@ class Tensor:
 
         return register_tensor_hook(self, hook)
 
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """Call ``hook(self)`` each backward, right after this leaf's ``.grad`` is fully accumulated.
+
+        Returns a handle whose ``remove()`` unregisters the hook (PyTorch's semantics; DDP uses it to
+        start a bucket's all-reduce while the rest of backward runs).
+        """
+        from ._autograd import register_post_accumulate_grad_hook
+
+        return register_post_accumulate_grad_hook(self, hook)
+
     def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``; frees the graph unless ``retain_graph``."""
         from ._autograd import run_backward

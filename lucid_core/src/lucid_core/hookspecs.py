@@ -26,3 +26,18 @@ def lucid_register_backends(register: Callable[[Backend], None]) -> None:
     ``Backend.load()``, which the core calls on first use. The core validates each backend as
     it arrives (contract version, unique name) and reports problems naming this plugin.
     """
+
+
+# -- communicators (used by lucid_distributed; the core only keeps the registry) ---------------
+
+
+@hookspec
+def lucid_register_communicators(register: Callable[[type], None]) -> None:
+    """Register communicators by calling ``register(cls)`` once per communicator class.
+
+    A communicator moves tensors between processes for ``lucid_distributed``
+    (``init_process_group(backend=cls.name)``); ``cls`` has a string ``name`` attribute and is
+    called with keyword options when a process group opens. Keep this hook cheap: import the
+    transport library (mpi4py, mlx) when the class is instantiated, not here. The core checks
+    each name as it arrives (non-empty, unique) and reports problems naming this plugin.
+    """

@@ -1,0 +1,311 @@
+"""DistributedDataParallel: every rank trains a replica; gradients are averaged during backward.
+
+As PyTorch's reducer does: parameters are grouped into buckets of about ``bucket_cap_mb`` in
+reverse registration order (roughly the order backward produces their gradients). A
+post-accumulate-grad hook on each parameter counts down its bucket; when a bucket's last gradient
+is in, the bucket's non-blocking all-reduce starts (buckets start in the same order on every rank,
+as MPI requires), so communication overlaps the rest of backward. The hook that completes the last
+bucket waits for all of them and writes the averaged gradients back, still inside
+``loss.backward()``: the training loop is unchanged (``loss.backward(); opt.step()``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["DistributedDataParallel"]
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import lucid_core
+from lucid_core import Tensor
+
+from . import _group
+from ._communicator import ReduceOp, Work
+
+
+class _Bucket:
+    """Parameters whose gradients travel together in one flat all-reduce."""
+
+    __slots__ = ("flat", "index", "params", "pending", "work")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.params: list[Tensor] = []
+        self.pending = 0
+        self.flat: Tensor | None = None
+        self.work: Work | None = None
+
+
+class DistributedDataParallel:
+    """Wrap ``module`` so that ``loss.backward()`` leaves every rank with the ranks' average gradient.
+
+    At construction rank 0's parameters and buffers are broadcast to every rank (so ranks start
+    equal) after checking that all ranks hold the same model (names, shapes, dtypes; a clear error
+    otherwise). Call the wrapper as the module; use :meth:`no_sync` to accumulate gradients locally
+    over several micro-batches. With ``find_unused_parameters=True`` parameters that the forward did
+    not use are found from the output's graph and do not hold up the reduction; parameters unused on
+    every rank keep their ``.grad`` untouched. ``broadcast_buffers`` re-broadcasts rank 0's buffers
+    (BatchNorm statistics) at every forward.
+
+    ``overlap=False`` (not in PyTorch) starts the all-reduces only after the last gradient is in, to
+    measure how much communication the overlap hides.
+
+    The wrapper is not an ``nn.Module`` instance (lucid_distributed depends on lucid_core only) but
+    offers a Module's usual surface: ``module``, ``parameters``, ``named_parameters`` (``module.``
+    prefixed, as PyTorch's), ``state_dict``, ``train``/``eval``, ``zero_grad``; any other attribute is
+    looked up on the wrapped module.
+    """
+
+    def __init__(
+        self,
+        module: Any,
+        device_ids: Any = None,
+        output_device: Any = None,
+        dim: int = 0,
+        broadcast_buffers: bool = True,
+        process_group: Any = None,
+        bucket_cap_mb: float = 25.0,
+        find_unused_parameters: bool = False,
+        *,
+        overlap: bool = True,
+    ) -> None:
+        if dim != 0:
+            raise ValueError("DistributedDataParallel: only dim=0 (batches split along the first axis) is supported")
+        if not bucket_cap_mb > 0:
+            raise ValueError(f"DistributedDataParallel: bucket_cap_mb must be positive, got {bucket_cap_mb!r}")
+        self.module = module
+        self.process_group = process_group
+        self.broadcast_buffers = bool(broadcast_buffers)
+        self.find_unused_parameters = bool(find_unused_parameters)
+        self.bucket_cap_mb = float(bucket_cap_mb)
+        self.overlap = bool(overlap)
+        self.world_size = _group.get_world_size(process_group)
+        self._named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+        self._check_same_model()
+        self._sync_state()
+        self.require_backward_grad_sync = True
+        self._armed = False
+        self._next = 0
+        self._used: set[int] = set()
+        self._buckets = self._make_buckets()
+        self._bucket_of = {id(p): b for b in self._buckets for p in b.params}
+        self._handles = [p.register_post_accumulate_grad_hook(self._on_grad) for _, p in self._named]
+
+    # -- construction ----------------------------------------------------------------------------
+    def _signature(self) -> list[tuple[str, str, tuple[int, ...], str]]:
+        sig = [("parameter", n, tuple(p.shape), p.dtype.name) for n, p in self.module.named_parameters()]
+        sig += [("buffer", n, tuple(b.shape), b.dtype.name) for n, b in self.module.named_buffers()]
+        return sig
+
+    def _check_same_model(self) -> None:
+        """Every rank must wrap the same architecture; otherwise every rank raises the same error."""
+        mine = self._signature()
+        everyone: list[Any] = [None] * self.world_size
+        _group.all_gather_object(everyone, mine, self.process_group)
+        ref = everyone[0]
+        for rank, sig in enumerate(everyone):
+            if sig == ref:
+                continue
+            detail = f"rank 0 has {len(ref)} parameters and buffers, rank {rank} has {len(sig)}"
+            for a, b in zip(ref, sig):
+                if a != b:
+                    detail = (
+                        f"first difference: rank 0 has {a[0]} {a[1]!r} of shape {a[2]} {a[3]}, rank {rank} "
+                        f"has {b[0]} {b[1]!r} of shape {b[2]} {b[3]}"
+                    )
+                    break
+            raise ValueError(
+                f"DistributedDataParallel: the ranks hold different models ({detail}); every rank "
+                "must build the same model before wrapping it"
+            )
+
+    def _sync_state(self) -> None:
+        """Copy rank 0's parameters and buffers to every rank (all broadcasts in flight at once)."""
+        tensors = [p for _, p in self.module.named_parameters()] + list(self.module.buffers())
+        works = [_group.broadcast(t, 0, self.process_group, async_op=True) for t in tensors]
+        for w in works:
+            assert w is not None
+            w.wait()
+
+    def _make_buckets(self) -> list[_Bucket]:
+        cap = self.bucket_cap_mb * 1024 * 1024
+        buckets: list[_Bucket] = []
+        size = 0.0
+        for _, p in reversed(self._named):
+            nbytes = p.size * p.dtype.itemsize
+            cur = buckets[-1] if buckets else None
+            if (
+                cur is None
+                or size + nbytes > cap
+                or cur.params[0].dtype is not p.dtype
+                or cur.params[0].device != p.device
+            ):
+                cur = _Bucket(len(buckets))
+                buckets.append(cur)
+                size = 0.0
+            cur.params.append(p)
+            size += nbytes
+        return buckets
+
+    # -- the Module surface ------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the module; when gradients will be synchronized, prepare the buckets for this backward."""
+        if self._armed:
+            missing = [n for n, p in self._named if self._bucket_of[id(p)].pending and id(p) not in self._used]
+            self._armed = False
+            raise RuntimeError(
+                "DistributedDataParallel: expected to have finished reduction in the prior iteration before "
+                f"starting a new one; these parameters received no gradient: {missing[:10]}. Pass "
+                "find_unused_parameters=True if the forward does not use every parameter, and call backward on "
+                "the output of every forward"
+            )
+        if self.broadcast_buffers and self.world_size > 1:
+            for w in [_group.broadcast(b, 0, self.process_group, async_op=True) for b in self.module.buffers()]:
+                assert w is not None
+                w.wait()
+        out = self.module(*args, **kwargs)
+        if self.require_backward_grad_sync and lucid_core.is_grad_enabled() and self._named:
+            self._prepare(out)
+        return out
+
+    def _prepare(self, out: Any) -> None:
+        self._armed = True
+        self._next = 0
+        self._used = set()
+        for b in self._buckets:
+            b.pending, b.flat, b.work = len(b.params), None, None
+        if self.find_unused_parameters:
+            reached = _leaves_reached(out)
+            unused = [p for _, p in self._named if id(p) not in reached]
+            for p in unused:
+                self._bucket_of[id(p)].pending -= 1
+            self._launch_ready()
+
+    @contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """Inside this block forwards and backwards accumulate gradients locally, without communication."""
+        prev = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = prev
+
+    # -- the reducer ---------------------------------------------------------------------------------
+    def _on_grad(self, p: Tensor) -> None:
+        """A parameter's gradient is complete: count down its bucket, start what is ready, poll the rest."""
+        if not self._armed:
+            return
+        self._used.add(id(p))
+        self._bucket_of[id(p)].pending -= 1
+        self._launch_ready()
+        for b in self._buckets[: self._next]:
+            if b.work is not None:
+                b.work.is_completed()  # MPI progresses non-blocking collectives only when polled
+
+    def _launch_ready(self) -> None:
+        buckets = self._buckets
+        if not self.overlap and any(b.pending for b in buckets):
+            return
+        while self._next < len(buckets) and buckets[self._next].pending == 0:
+            self._launch(buckets[self._next])
+            self._next += 1
+        if self._next == len(buckets):
+            self._finish()
+
+    def _launch(self, b: _Bucket) -> None:
+        with lucid_core.no_grad():
+            grads = [(p.grad if p.grad is not None else lucid_core.zeros_like(p)).reshape(-1) for p in b.params]
+            b.flat = lucid_core.concat(grads)  # a copy: the bucket is ours to overwrite
+        b.work = _group.all_reduce(b.flat, ReduceOp.AVG, self.process_group, async_op=True)
+
+    def _finish(self) -> None:
+        """Wait for every bucket and put the averaged gradients into ``.grad``."""
+        self._armed = False
+        used_everywhere = None
+        if self.find_unused_parameters:
+            flags = [1 if id(p) in self._used else 0 for _, p in self._named]
+            used = lucid_core.asarray(flags, dtype=lucid_core.int32, device=_group._group(self.process_group).device)
+            _group.all_reduce(used, ReduceOp.MAX, self.process_group)
+            used_everywhere = {id(p) for (_, p), u in zip(self._named, used.tolist()) if u}
+        with lucid_core.no_grad():
+            for b in self._buckets:
+                assert b.work is not None and b.flat is not None
+                b.work.wait()
+                off = 0
+                for p in b.params:
+                    n = p.size
+                    if used_everywhere is None or id(p) in used_everywhere:
+                        p.grad = b.flat[off : off + n].reshape(p.shape)
+                    off += n
+                b.flat, b.work = None, None
+
+    # -- delegation --------------------------------------------------------------------------------
+    def parameters(self, recurse: bool = True) -> Iterator[Any]:
+        """The wrapped module's parameters."""
+        return self.module.parameters(recurse)
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Any]]:
+        """The wrapped module's parameters, named ``module.<name>`` as in PyTorch."""
+        for n, p in self.module.named_parameters(recurse=recurse):
+            yield f"{prefix}module.{n}", p
+
+    def buffers(self, recurse: bool = True) -> Iterator[Any]:
+        """The wrapped module's buffers."""
+        return self.module.buffers(recurse)
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The wrapped module's state, keys prefixed ``module.`` (PyTorch's DDP checkpoints)."""
+        return {f"module.{k}": v for k, v in self.module.state_dict(*args, **kwargs).items()}
+
+    def load_state_dict(self, state_dict: Any, strict: bool = True) -> Any:
+        """Load a state saved from a DDP wrapper (``module.`` keys) or from the bare module."""
+        keys = {k.removeprefix("module."): v for k, v in state_dict.items()}
+        return self.module.load_state_dict(keys, strict=strict)
+
+    def train(self, mode: bool = True) -> DistributedDataParallel:
+        """Set training mode on the wrapped module."""
+        self.module.train(mode)
+        return self
+
+    def eval(self) -> DistributedDataParallel:
+        """Set evaluation mode on the wrapped module."""
+        self.module.eval()
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the wrapped module's gradients."""
+        self.module.zero_grad(set_to_none)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "module":  # not yet set: during construction
+            raise AttributeError(name)
+        return getattr(self.module, name)
+
+    def __repr__(self) -> str:
+        return f"DistributedDataParallel({self.module!r})"
+
+
+def _leaves_reached(out: Any) -> set[int]:
+    """Ids of the leaf tensors that the graph behind ``out`` (tensors in any nesting) reaches."""
+    stack: list[Any] = [out]
+    seen: set[int] = set()
+    leaves: set[int] = set()
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Tensor):
+            fn = x.grad_fn
+            if fn is None:
+                leaves.add(id(x))
+            elif id(fn) not in seen:
+                seen.add(id(fn))
+                stack.extend(a for a in (fn.inputs or ()) if isinstance(a, Tensor))
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+    return leaves

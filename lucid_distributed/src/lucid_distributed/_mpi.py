@@ -1,0 +1,154 @@
+"""The ``mpi`` communicator: MPI through mpi4py, for every backend whose arrays reach host memory.
+
+NumPy-backed tensors go to MPI as they are (their own memory, no copy); other backends (MLX) are
+copied to a host buffer once and the result is written back into the tensor. This module is the
+only one of lucid_distributed that imports NumPy (mpi4py's buffers), and only when a group opens.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from lucid_core import Tensor
+
+from ._communicator import Communicator, ReduceOp, Work, write_into
+
+INSTALL_HINT = "pip install mpi4py mpich (or: pip install 'lucid-distributed[mpi]')"
+
+
+class MPICommunicator(Communicator):
+    """A rank of ``MPI.COMM_WORLD`` (started by ``mpiexec -n N`` or ``lucid-run``; alone, a group of one)."""
+
+    name = "mpi"
+
+    def __init__(self, timeout: float | None = None, **options: Any) -> None:
+        super().__init__(timeout, **options)
+        try:
+            from mpi4py import MPI
+        except ImportError as exc:
+            raise RuntimeError(f"the 'mpi' communicator needs mpi4py and an MPI library: {INSTALL_HINT}") from exc
+        except Exception as exc:
+            raise RuntimeError(
+                f"the 'mpi' communicator could not start MPI ({type(exc).__name__}: {exc}); {INSTALL_HINT}"
+            ) from exc
+        import numpy
+
+        self.MPI = MPI
+        self.np = numpy
+        self.comm = MPI.COMM_WORLD.Dup()  # our own context: user MPI traffic cannot match ours
+        self.rank = self.comm.Get_rank()
+        self.world_size = self.comm.Get_size()
+        self._ops = {ReduceOp.SUM: MPI.SUM, ReduceOp.AVG: MPI.SUM, ReduceOp.PRODUCT: MPI.PROD,
+                     ReduceOp.MAX: MPI.MAX, ReduceOp.MIN: MPI.MIN}  # fmt: skip
+        self._bool_ops = {ReduceOp.SUM: MPI.LOR, ReduceOp.MAX: MPI.LOR, ReduceOp.PRODUCT: MPI.LAND,
+                          ReduceOp.MIN: MPI.LAND}  # fmt: skip
+
+    # -- host buffers ---------------------------------------------------------------------------
+    def _host(self, t: Tensor) -> tuple[Any, bool]:
+        """A C-contiguous, writable host array with ``t``'s values, and whether it is ``t``'s own memory."""
+        a = t._data
+        np = self.np
+        if type(a) is np.ndarray and a.flags.c_contiguous and a.flags.writeable:
+            return a, True
+        return np.array(t._device.backend.to_numpy(a), order="C", copy=True), False
+
+    def _send_buffer(self, t: Tensor) -> Any:
+        a = t._data
+        if type(a) is self.np.ndarray and a.flags.c_contiguous:
+            return a
+        return self.np.ascontiguousarray(t._device.backend.to_numpy(a))
+
+    def _op(self, op: ReduceOp, buf: Any) -> Any:
+        """MPI's op (the process-group functions have checked that it fits the dtype)."""
+        return self._bool_ops[op] if buf.dtype.kind == "b" else self._ops[op]
+
+    def _work(self, req: Any, finish: Any, describe: str, keep: Any) -> Work:
+        return Work(req.Test, finish, describe=describe, timeout=self.timeout, keep=keep)
+
+    # -- float16: MPI has no 16-bit float type, so reduce in float32 and round once at the end --------
+    def _widen(self, buf: Any) -> tuple[Any, bool]:
+        if buf.dtype == self.np.float16:
+            return buf.astype(self.np.float32), True
+        return buf, False
+
+    # -- operations -----------------------------------------------------------------------------
+    def all_reduce(self, t: Tensor, op: ReduceOp) -> Work:
+        buf, own = self._host(t)
+        wide, widened = self._widen(buf)
+        mop = self._op(op, wide)
+        req = self.comm.Iallreduce(self.MPI.IN_PLACE, wide, mop)
+        n = self.world_size
+
+        def finish() -> None:
+            if op is ReduceOp.AVG:
+                self.np.divide(wide, n, out=wide, casting="unsafe")
+            if widened:
+                buf[...] = wide
+            if not own:
+                write_into(t, buf)
+
+        return self._work(req, finish, "all_reduce", (buf, wide))
+
+    def broadcast(self, t: Tensor, src: int) -> Work:
+        buf, own = self._host(t)
+        req = self.comm.Ibcast(buf, root=src)
+        receives = self.rank != src
+
+        def finish() -> None:
+            if receives and not own:
+                write_into(t, buf)
+
+        return self._work(req, finish, f"broadcast from rank {src}", buf)
+
+    def all_gather_into_tensor(self, out: Tensor, t: Tensor) -> Work:
+        send = self._send_buffer(t)
+        recv, own = self._host(out)
+        req = self.comm.Iallgather(send, recv)
+
+        def finish() -> None:
+            if not own:
+                write_into(out, recv)
+
+        return self._work(req, finish, "all_gather_into_tensor", (send, recv))
+
+    def reduce_scatter_tensor(self, out: Tensor, t: Tensor, op: ReduceOp) -> Work:
+        send, _ = self._widen(self._send_buffer(t))
+        recv, own = self._host(out)
+        wide, widened = self._widen(recv)
+        mop = self._op(op, send)
+        req = self.comm.Ireduce_scatter_block(send, wide, mop)
+        n = self.world_size
+
+        def finish() -> None:
+            if op is ReduceOp.AVG:
+                self.np.divide(wide, n, out=wide, casting="unsafe")
+            if widened:
+                recv[...] = wide
+            if not own:
+                write_into(out, recv)
+
+        return self._work(req, finish, "reduce_scatter_tensor", (send, recv, wide))
+
+    def send(self, t: Tensor, dst: int, tag: int) -> Work:
+        buf = self._send_buffer(t)
+        return self._work(self.comm.Isend(buf, dest=dst, tag=tag), None, f"send to rank {dst}", buf)
+
+    def recv(self, t: Tensor, src: int, tag: int) -> Work:
+        buf, own = self._host(t)
+
+        def finish() -> None:
+            if not own:
+                write_into(t, buf)
+
+        return self._work(self.comm.Irecv(buf, source=src, tag=tag), finish, f"recv from rank {src}", buf)
+
+    def barrier(self) -> Work:
+        return self._work(self.comm.Ibarrier(), None, "barrier", None)
+
+    def abort(self, code: int = 1) -> None:
+        time.sleep(0.1)  # let the traceback reach the launcher's output first
+        self.comm.Abort(code)
+
+    def close(self) -> None:
+        self.comm.Free()
