@@ -80,3 +80,12 @@ def test_registering_on_a_non_leaf_or_a_tensor_without_grad_raises(device):
         lc.asarray([1.0], device=device).register_post_accumulate_grad_hook(lambda t: None)
     with pytest.raises(TypeError, match="hook must be callable"):
         w.register_post_accumulate_grad_hook(3)
+
+
+def test_post_accumulate_hook_sees_the_gradient_a_tensor_hook_replaced(device):
+    w = lc.asarray([1.0, 2.0], device=device, requires_grad=True)
+    seen = []
+    w.register_hook(lambda g: g * 10.0)
+    w.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.tolist()))
+    (w * w).sum().backward()  # d/dw = 2w = [2, 4], times 10 by the tensor hook
+    assert seen == [[20.0, 40.0]] and w.grad.tolist() == [20.0, 40.0]
