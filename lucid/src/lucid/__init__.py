@@ -86,10 +86,7 @@ def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
 
 
 def load(f: Any, *args: Any, **kwargs: Any) -> Any:
-    """``lucid.load(path)``: read what :func:`save` wrote (safetensors; ``map_location=`` names a device)."""
+    """``lucid.load(path, map_location=None)``: read what :func:`save` wrote (safetensors: always weights only)."""
     import lucid_nn
 
-    if "map_location" in kwargs:
-        kwargs["device"] = kwargs.pop("map_location")
-    kwargs.pop("weights_only", None)  # safetensors never runs code: every load is weights-only
     return lucid_nn.load(f, *args, **kwargs)
