@@ -636,7 +636,7 @@ def register_tensor_hook(t: Tensor, hook: Any) -> TensorHookHandle:
         key = id(t)
         entry = _leaf_hooks.get(key)
         if entry is None or entry[0]() is not t:
-            entry = _leaf_hooks[key] = (weakref.ref(t, lambda _, key=key: _leaf_hooks.pop(key, None)), {})
+            entry = _leaf_hooks[key] = (weakref.ref(t, lambda _, key=key, table=_leaf_hooks: table.pop(key, None)), {})
         table = entry[1]
     handle = TensorHookHandle(table)
     table[handle.id] = hook
@@ -691,7 +691,7 @@ def register_post_accumulate_grad_hook(t: Tensor, hook: Any) -> TensorHookHandle
     key = id(t)
     entry = _post_hooks.get(key)
     if entry is None or entry[0]() is not t:
-        entry = _post_hooks[key] = (weakref.ref(t, lambda _, k=key: _post_hooks.pop(k, None)), {})
+        entry = _post_hooks[key] = (weakref.ref(t, lambda _, k=key, table=_post_hooks: table.pop(k, None)), {})
     handle = TensorHookHandle(entry[1])
     entry[1][handle.id] = hook
     return handle
