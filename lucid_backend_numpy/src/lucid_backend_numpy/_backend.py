@@ -183,9 +183,56 @@ def _kernels(np: Any) -> dict[str, Any]:
         return out
 
     return {
+        **_conv_kernels(np),
         "erf": erf,
         "index_add": index_add,
         "einsum": einsum,
         "logsumexp": logsumexp,
         "cumulative_prod": cumulative_prod,
     }
+
+
+def _conv_kernels(np: Any) -> dict[str, Any]:
+    """im2col and its adjoint as one strided copy and K in-place adds (the composed versions stack K
+    slices and rebuild the padded input), giving the same numbers bit for bit."""
+    import itertools
+
+    as_strided = np.lib.stride_tricks.as_strided
+
+    def padded(x: Any, pads: Any, value: float) -> Any:
+        if not any(b or a for b, a in pads):
+            return x
+        shape = tuple(x.shape[:2]) + tuple(s + b + a for s, (b, a) in zip(x.shape[2:], pads))
+        z = np.full(shape, value, dtype=x.dtype)
+        z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(x.shape[2:], pads)))] = x
+        return z
+
+    def im2col(x: Any, kernel: Any, stride: Any, dilation: Any, pads: Any, out: Any, value: float) -> Any:
+        z = padded(x, pads, value)
+        sp = z.strides[2:]
+        view = as_strided(
+            z,
+            tuple(z.shape[:2]) + tuple(kernel) + tuple(out),
+            z.strides[:2] + tuple(s * d for s, d in zip(sp, dilation)) + tuple(s * t for s, t in zip(sp, stride)),
+            writeable=False,
+        )
+        k = 1
+        for v in kernel:
+            k *= v
+        return np.ascontiguousarray(view).reshape((*tuple(z.shape[:2]), k, *tuple(out)))
+
+    def col2im(cols: Any, kernel: Any, stride: Any, dilation: Any, pads: Any, size: Any) -> Any:
+        out = tuple(cols.shape[3:])
+        z = np.zeros(tuple(cols.shape[:2]) + tuple(s + b + a for s, (b, a) in zip(size, pads)), dtype=cols.dtype)
+        for i, off in enumerate(itertools.product(*(range(k) for k in kernel))):
+            key = (
+                slice(None),
+                slice(None),
+                *tuple(slice(o * d, o * d + t * (n - 1) + 1, t) for o, t, d, n in zip(off, stride, dilation, out)),
+            )
+            z[key] += cols[:, :, i]
+        if any(b or a for b, a in pads):
+            z = z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
+        return z
+
+    return {"im2col": im2col, "col2im": col2im}

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _dtypes as dt
+from .. import kernels
 from .._autograd import Function
 from .._tensor import Tensor
 from ._helpers import binary_operands, unbroadcast
@@ -296,7 +297,10 @@ def _unary(kernel: str, grad: GradFn | None, doc: str, holomorphic: bool = True)
     real coefficients, so this gives ``gy * conj(f'(x))``, PyTorch's convention. Real tensors pay one check.
     """
 
+    assert kernel in kernels.UNARY, f"unary op {kernel!r} is not declared in lucid_core.kernels.UNARY"
+
     def forward(ctx: Any, x: Any) -> Any:
+        # inline rather than kernels.call: this is every unary op's hot path
         k = ctx.device.backend.kernels.get(kernel)
         return k(x) if k is not None else getattr(ctx.xp, kernel)(x)
 
@@ -385,11 +389,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        k = ctx.device.backend.kernels.get("sigmoid")
-        if k is not None:
-            return k(x)
-        # tanh form: no overflow for large |x|
-        return 0.5 * (ctx.xp.tanh(0.5 * x) + 1.0)
+        return kernels.call(ctx.device, "sigmoid", x)
 
     @staticmethod
     def backward(ctx, gy):
@@ -419,26 +419,12 @@ def relu(x: Tensor, /) -> Tensor:
     return Relu.apply(x)
 
 
-_ERF_P = 0.3275911
-_ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
-
-
-def _generic_erf(xp: Any, x: Any) -> Any:
-    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7); backends supply an exact kernel when they have one
-    s = xp.sign(x)
-    a = xp.abs(x)
-    t = 1.0 / (1.0 + _ERF_P * a)
-    poly = t * (_ERF_A[0] + t * (_ERF_A[1] + t * (_ERF_A[2] + t * (_ERF_A[3] + t * _ERF_A[4]))))
-    return s * (1.0 - poly * xp.exp(-a * a))
-
-
 class Erf(Function):
     native = True
 
     @staticmethod
     def forward(ctx, x):
-        k = ctx.device.backend.kernels.get("erf")
-        return k(x) if k is not None else _generic_erf(ctx.xp, x)
+        return kernels.call(ctx.device, "erf", x)
 
     @staticmethod
     def backward(ctx, gy):

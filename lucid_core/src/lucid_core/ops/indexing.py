@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _dtypes as dt
+from .. import kernels
 from .._autograd import Function, _mode
 from .._tensor import Tensor
 
@@ -104,8 +105,7 @@ class GetItem(Function):
 
     @staticmethod
     def forward(ctx, x, key, advanced):
-        k = ctx.device.backend.kernels.get("getitem")
-        return k(x, key) if k is not None else x[key]
+        return kernels.call(ctx.device, "getitem", x, key)
 
     @staticmethod
     def backward(ctx, gy):
@@ -122,20 +122,9 @@ class IndexAdd(Function):
     def forward(ctx, values, key, advanced, shape):
         xp = ctx.xp
         z = xp.zeros(shape, dtype=values.dtype)
-        kernels = ctx.device.backend.kernels
         if advanced:  # positions may repeat: they must accumulate
-            k = kernels.get("index_add")
-            if k is None:
-                raise NotImplementedError(
-                    f"backend {ctx.device.backend.name!r} has no 'index_add' kernel, so gradients of advanced "
-                    "indexing cannot be scattered"
-                )
-            return k(z, key, values)
-        k = kernels.get("setitem")  # a basic key hits each position once: plain assignment
-        if k is not None:
-            return k(z, key, values)
-        z[key] = values
-        return z
+            return kernels.call(ctx.device, "index_add", z, key, values)
+        return kernels.call(ctx.device, "setitem", z, key, values)  # a basic key hits each position once
 
     @staticmethod
     def backward(ctx, gz):
@@ -168,11 +157,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
             v = x._device.xp.astype(v, x._data.dtype)
     else:
         v = x._device.backend.asarray(value, x.dtype, x._device)
-    k = x._device.backend.kernels.get("setitem")
-    if k is not None:
-        x._data = k(x._data, nkey, v)
-    else:
-        x._data[nkey] = v
+    x._data = kernels.call(x._device, "setitem", x._data, nkey, v)
 
 
 def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:

@@ -91,7 +91,8 @@ def _tile_keys(k: tuple[int, ...], out: tuple[int, ...]) -> list[tuple[slice, ..
     """One strided key per kernel offset: ``x[key]`` is that offset's element of every tile, shape (N, C, *out)."""
     keys = []
     for off in itertools.product(*(range(kk) for kk in k)):
-        keys.append((slice(None), slice(None), *(slice(o, o + kk * n, kk) for o, kk, n in zip(off, k, out))))
+        # stop just past the last element: the standard leaves out-of-bounds stops unspecified
+        keys.append((slice(None), slice(None), *(slice(o, o + kk * (n - 1) + 1, kk) for o, kk, n in zip(off, k, out))))
     return keys
 
 
