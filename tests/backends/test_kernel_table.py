@@ -122,3 +122,26 @@ def test_third_party_setitem_and_index_add_kernels_are_called(monkeypatch):
     x[lc.asarray([0, 0, 2], device=dev)].sum().backward()
     assert x.grad.tolist() == [2.0, 0.0, 1.0, 0.0]
     assert "setitem" in seen and "index_add" in seen
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_numpy_max_pool_tiles_grad_matches_the_composed_default_bit_for_bit(dtype):
+    dev = resolve_device("numpy")
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 3, (2, 3, 7, 6)).astype(dtype)  # small integers: many ties within a tile
+    kernel, out = (2, 2), (3, 3)  # the last row is a remainder the tiles ignore
+    y = kernels.call(dev, "max_pool_tiles", x, kernel, out)
+    gy = rng.standard_normal((2, 3, *out)).astype(dtype)
+    got = kernels.call(dev, "max_pool_tiles_grad", gy, x, y, kernel, out)
+    want = kernels.call(_composed(dev), "max_pool_tiles_grad", gy, x, y, kernel, out)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    assert got[:, :, 6].sum() == 0.0
+
+
+def test_max_pool_second_order_gradients(device):
+    if lc.float64 not in device.backend.dtypes:
+        pytest.skip(f"{device} has no float64")
+    x = lc.asarray(np.random.default_rng(3).permutation(72).reshape(1, 2, 6, 6) / 7.0, device=device)
+    x.requires_grad = True
+    assert lc.gradgradcheck(lambda a: F.max_pool2d(a, 2) ** 2, [x])

@@ -7,6 +7,7 @@ from typing import Any
 
 import lucid_core as lc
 from lucid_core.backend import Backend, Device
+from lucid_core.kernels import tile_keys
 
 
 class NumpyBackend(Backend):
@@ -235,4 +236,18 @@ def _conv_kernels(np: Any) -> dict[str, Any]:
             z = z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
         return z
 
-    return {"im2col": im2col, "col2im": col2im}
+    def max_pool_tiles_grad(gy: Any, x: Any, y: Any, kernel: Any, out: Any) -> Any:
+        # (gy / count) * mask has the bits of the composed (gy * mask) / count (mask is 0 or 1): one
+        # divide instead of one per offset, the masks kept boolean, no Lucid-op round trips
+        keys = tile_keys(kernel, out)
+        masks = [x[key] == y for key in keys]
+        count = masks[0].astype(gy.dtype)
+        for m in masks[1:]:
+            count += m
+        q = gy / count
+        z = np.zeros(x.shape, dtype=gy.dtype)
+        for key, m in zip(keys, masks):
+            np.multiply(q, m, out=z[key])
+        return z
+
+    return {"im2col": im2col, "col2im": col2im, "max_pool_tiles_grad": max_pool_tiles_grad}

@@ -12,7 +12,17 @@ docs/backends.md, section "Kernels a backend may own", renders this table for pl
 
 from __future__ import annotations
 
-__all__ = ["KERNELS", "UNARY", "Kernel", "call", "check_names", "composed_col2im", "composed_im2col"]
+__all__ = [
+    "KERNELS",
+    "UNARY",
+    "Kernel",
+    "call",
+    "check_names",
+    "composed_col2im",
+    "composed_im2col",
+    "conv_out",
+    "tile_keys",
+]
 
 import itertools
 from collections.abc import Callable
@@ -154,6 +164,38 @@ def composed_col2im(
     return z
 
 
+def tile_keys(kernel: tuple[int, ...], out: tuple[int, ...]) -> list[tuple[slice, ...]]:
+    """One strided key per offset of non-overlapping tiles: ``x[key]`` is that offset's element of every
+    tile, shape (N, C, *out); stops end just past the last element (the standard leaves others unspecified)."""
+    return [
+        (slice(None), slice(None), *(slice(o, o + k * (n - 1) + 1, k) for o, k, n in zip(off, kernel, out)))
+        for off in itertools.product(*(range(k) for k in kernel))
+    ]
+
+
+def _max_pool_tiles(device: Any, x: Any, kernel: tuple[int, ...], out: tuple[int, ...]) -> Any:
+    # an element-wise maximum of the strided views: libraries reduce tiny inner axes (2x2) far slower
+    xp = device.xp
+    views = [x[key] for key in tile_keys(kernel, out)]
+    y = views[0]
+    for v in views[1:]:
+        y = xp.maximum(y, v)
+    return y if len(views) > 1 else xp.asarray(y, copy=True)
+
+
+def _max_pool_tiles_grad(device: Any, gy: Any, x: Any, y: Any, kernel: tuple[int, ...], out: tuple[int, ...]) -> Any:
+    xp = device.xp
+    keys = tile_keys(kernel, out)
+    masks = [xp.astype(x[key] == y, gy.dtype) for key in keys]
+    count = masks[0]
+    for m in masks[1:]:
+        count = count + m
+    z = xp.zeros(x.shape, dtype=gy.dtype)
+    for key, m in zip(keys, masks):
+        z = call(device, "setitem", z, key, gy * m / count)
+    return z
+
+
 def _prod(values: Any) -> int:
     n = 1
     for v in values:
@@ -267,6 +309,19 @@ KERNELS: dict[str, Kernel] = {
             "(cols, kernel, stride, dilation, pads, size) -> array",
             "(N, C, prod(kernel), *out) -> (N, C, *size): the adjoint of ``im2col`` (overlaps add up).",
             composed_col2im,
+        ),
+        Kernel(
+            "max_pool_tiles",
+            "(x, kernel, out) -> array",
+            "(N, C, *S) -> (N, C, *out): the maximum of each non-overlapping ``kernel`` tile (stride == kernel, "
+            "no padding; a remainder past ``out`` tiles is ignored).",
+            _max_pool_tiles,
+        ),
+        Kernel(
+            "max_pool_tiles_grad",
+            "(gy, x, y, kernel, out) -> array",
+            "(N, C, *S) zeros with ``gy / ties`` at each tile's maxima of ``x`` (``y`` = ``max_pool_tiles(x)``).",
+            _max_pool_tiles_grad,
         ),
         Kernel(
             "conv",
