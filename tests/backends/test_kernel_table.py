@@ -145,3 +145,15 @@ def test_max_pool_second_order_gradients(device):
     x = lc.asarray(np.random.default_rng(3).permutation(72).reshape(1, 2, 6, 6) / 7.0, device=device)
     x.requires_grad = True
     assert lc.gradgradcheck(lambda a: F.max_pool2d(a, 2) ** 2, [x])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_numpy_relu_grad_matches_the_composed_default_bit_for_bit(dtype):
+    dev = resolve_device("numpy")
+    x = np.array([[-1.0, 0.0, -0.0, 2.0, np.nan, np.inf, -np.inf, 1e-30]] * 3, dtype=dtype)
+    gy = np.array([[1.5, -2.0, 3.0, -0.0, 4.0, np.nan, np.inf, -7.0]] * 3, dtype=dtype)
+    got = kernels.call(dev, "relu_grad", gy, x)
+    want = kernels.call(_composed(dev), "relu_grad", gy, x)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()  # bits: +0 (never -0) where x <= 0 or NaN
+    assert got.tobytes() == kernels.call(dev, "relu_grad", gy, x.T.copy().T).tobytes()

@@ -90,6 +90,11 @@ def _log_softmax(device: Any, x: Any, axis: int) -> Any:
     return s - xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
 
 
+def _relu_grad(device: Any, gy: Any, x: Any) -> Any:
+    xp = device.xp
+    return xp.where(x > 0, gy, xp.zeros_like(gy))
+
+
 def _cumulative_prod(device: Any, x: Any, axis: int, include_initial: bool) -> Any:
     return device.xp.cumulative_prod(x, axis=axis, include_initial=include_initial)
 
@@ -277,6 +282,7 @@ KERNELS: dict[str, Kernel] = {
             "x - logsumexp(x) along ``axis``, exact shift first.",
             _log_softmax,
         ),
+        Kernel("relu_grad", "(gy, x) -> array", "``gy`` where ``x > 0``, else +0 (ReLU's gradient).", _relu_grad),
         Kernel(
             "cumulative_prod",
             "(x, axis: int, include_initial: bool) -> array",
