@@ -157,3 +157,16 @@ def test_numpy_relu_grad_matches_the_composed_default_bit_for_bit(dtype):
     assert got.dtype == want.dtype and got.shape == want.shape
     assert got.tobytes() == want.tobytes()  # bits: +0 (never -0) where x <= 0 or NaN
     assert got.tobytes() == kernels.call(dev, "relu_grad", gy, x.T.copy().T).tobytes()
+
+
+@pytest.mark.parametrize("shape, kernel", [((2, 3, 8, 6), (2, 2)), ((1, 2, 9), (3,)), ((2, 2, 6, 7, 4), (2, 3, 2))])
+def test_numpy_max_pool_tiles_grad_is_bit_identical_on_exact_tilings(shape, kernel):
+    dev = resolve_device("numpy")
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 4, shape).astype("float32")
+    out = tuple(s // k for s, k in zip(shape[2:], kernel))
+    y = kernels.call(dev, "max_pool_tiles", x, kernel, out)
+    gy = rng.standard_normal(y.shape).astype("float32")
+    got = kernels.call(dev, "max_pool_tiles_grad", gy, x, y, kernel, out)
+    want = kernels.call(_composed(dev), "max_pool_tiles_grad", gy, x, y, kernel, out)
+    assert got.tobytes() == want.tobytes()
