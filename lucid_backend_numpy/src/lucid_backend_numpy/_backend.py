@@ -7,6 +7,7 @@ from typing import Any
 
 import lucid_core as lc
 from lucid_core.backend import Backend, Device
+from lucid_core.kernels import tile_keys
 
 
 class NumpyBackend(Backend):
@@ -250,23 +251,24 @@ def _conv_kernels(np: Any) -> dict[str, Any]:
         return z
 
     def max_pool_tiles_grad(gy: Any, x: Any, y: Any, kernel: Any, out: Any) -> Any:
-        # one broadcast compare of x's tile view (N, C, o1, k1, o2, k2, ...) against y, then one broadcast
-        # multiply by gy / count written straight into the tiles: (gy / count) * mask has the bits of the
-        # composed (gy * mask) / count, since the mask is 0 or 1
-        crop = (slice(None), slice(None), *(slice(0, o * k) for o, k in zip(out, kernel)))
-        tiles = tuple(x.shape[:2]) + tuple(v for o, k in zip(out, kernel) for v in (o, k))
-        spread = tuple(x.shape[:2]) + tuple(v for o in out for v in (o, 1))
-        mask = x[crop].reshape(tiles) == y.reshape(spread)
-        count = np.zeros(y.shape, dtype=gy.dtype)
-        for off in itertools.product(*(range(k) for k in kernel)):
-            count += mask[(slice(None), slice(None), *(v for i in off for v in (slice(None), i)))]
-        q = (gy / count).reshape(spread)
-        z = np.zeros(x.shape, dtype=gy.dtype)
-        region = z[crop]
-        if region.flags.c_contiguous:
-            np.multiply(q, mask, out=region.reshape(tiles))
-        else:  # a remainder row or column: compute the tiles, then copy them in
-            region[...] = (q * mask).reshape(region.shape)
+        # per tile offset: a compare of x's strided view with y, then gy / count times that mask written
+        # into an uninitialised (N, C, o1, k1, o2, k2, ...) buffer, every element once (no zeros, no
+        # broadcast over tiny axes, both slow in NumPy). (gy / count) * mask has the bits of the
+        # composed (gy * mask) / count, the mask being 0 or 1
+        offsets = list(itertools.product(*(range(k) for k in kernel)))
+        masks = [x[key] == y for key in tile_keys(kernel, out)]
+        count = masks[0].astype(gy.dtype)
+        for m in masks[1:]:
+            count += m
+        q = gy / count
+        tiles = np.empty(tuple(x.shape[:2]) + tuple(v for o, k in zip(out, kernel) for v in (o, k)), dtype=gy.dtype)
+        for off, m in zip(offsets, masks):
+            np.multiply(q, m, out=tiles[(slice(None), slice(None), *(v for i in off for v in (slice(None), i)))])
+        covered = tuple(x.shape[:2]) + tuple(o * k for o, k in zip(out, kernel))
+        if covered == tuple(x.shape):
+            return tiles.reshape(covered)
+        z = np.zeros(x.shape, dtype=gy.dtype)  # a remainder the tiles do not reach gets no gradient
+        z[(slice(None), slice(None), *(slice(0, c) for c in covered[2:]))] = tiles.reshape(covered)
         return z
 
     return {"im2col": im2col, "col2im": col2im, "max_pool_tiles_grad": max_pool_tiles_grad}
