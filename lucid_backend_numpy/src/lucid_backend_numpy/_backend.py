@@ -271,30 +271,4 @@ def _conv_kernels(np: Any) -> dict[str, Any]:
         z[(slice(None), slice(None), *(slice(0, c) for c in covered[2:]))] = tiles.reshape(covered)
         return z
 
-    def conv_weight_grad(x: Any, gy: Any, kernel: Any, stride: Any, dilation: Any, pads: Any, groups: int) -> Any:
-        # one GEMM per group over the whole batch, (O/G, N*P) @ (N*P, C/G*K), instead of a batched GEMM
-        # per sample and a sum over the batch (3-5x faster at W2's sizes); the sum's order differs, so the
-        # result agrees with the composed kernel to float rounding, not bit for bit
-        n, c, o = x.shape[0], x.shape[1], gy.shape[1]
-        out = tuple(gy.shape[2:])
-        k = 1
-        for v in kernel:
-            k *= v
-        p = 1
-        for v in out:
-            p *= v
-        cg, og = c // groups, o // groups
-        cols = im2col(x, kernel, stride, dilation, pads, out, 0.0).reshape(n, groups, cg * k, p)
-        cols = np.ascontiguousarray(cols.transpose(1, 2, 0, 3)).reshape(groups, cg * k, n * p)
-        g = np.ascontiguousarray(gy.reshape(n, groups, og, p).transpose(1, 2, 0, 3)).reshape(groups, og, n * p)
-        gw = np.empty((groups, og, cg * k), dtype=np.result_type(x.dtype, gy.dtype))
-        for i in range(groups):
-            np.matmul(g[i], cols[i].T, out=gw[i])
-        return gw.reshape((o, cg, *kernel))
-
-    return {
-        "im2col": im2col,
-        "col2im": col2im,
-        "conv_weight_grad": conv_weight_grad,
-        "max_pool_tiles_grad": max_pool_tiles_grad,
-    }
+    return {"im2col": im2col, "col2im": col2im, "max_pool_tiles_grad": max_pool_tiles_grad}
