@@ -215,7 +215,7 @@ def conv_out(size: Any, kernel: Any, stride: Any, pads: Pads, dilation: Any) -> 
     )
 
 
-def _conv(device: Any, x: Any, w: Any, stride: Any, pads: Pads, dilation: Any, groups: int) -> Any:
+def _conv(device: Any, x: Any, w: Any, stride: Any, dilation: Any, pads: Pads, groups: int) -> Any:
     xp = device.xp
     n, o, cg, kernel = x.shape[0], w.shape[0], w.shape[1], tuple(w.shape[2:])
     out = conv_out(x.shape[2:], kernel, stride, pads, dilation)
@@ -226,7 +226,7 @@ def _conv(device: Any, x: Any, w: Any, stride: Any, pads: Pads, dilation: Any, g
 
 
 def _conv_input_grad(
-    device: Any, gy: Any, w: Any, size: tuple[int, ...], stride: Any, pads: Pads, dilation: Any, groups: int
+    device: Any, gy: Any, w: Any, size: tuple[int, ...], stride: Any, dilation: Any, pads: Pads, groups: int
 ) -> Any:
     xp = device.xp
     n, o, cg, kernel = gy.shape[0], w.shape[0], w.shape[1], tuple(w.shape[2:])
@@ -238,7 +238,7 @@ def _conv_input_grad(
 
 
 def _conv_weight_grad(
-    device: Any, x: Any, gy: Any, kernel: tuple[int, ...], stride: Any, pads: Pads, dilation: Any, groups: int
+    device: Any, x: Any, gy: Any, kernel: tuple[int, ...], stride: Any, dilation: Any, pads: Pads, groups: int
 ) -> Any:
     xp = device.xp
     n, c, o = x.shape[0], x.shape[1], gy.shape[1]
@@ -333,23 +333,19 @@ KERNELS: dict[str, Kernel] = {
             "conv",
             "(x, w, stride, dilation, pads, groups) -> array",
             "Cross-correlation (N, C, *S) -> (N, O, *out), no bias. " + _GEOMETRY,
-            lambda device, x, w, stride, dilation, pads, groups: _conv(device, x, w, stride, pads, dilation, groups),
+            _conv,
         ),
         Kernel(
             "conv_input_grad",
             "(gy, w, size, stride, dilation, pads, groups) -> array",
             "The gradient of ``conv`` with respect to ``x`` (spatial ``size``) for output gradient ``gy``.",
-            lambda device, gy, w, size, stride, dilation, pads, groups: _conv_input_grad(
-                device, gy, w, size, stride, pads, dilation, groups
-            ),
+            _conv_input_grad,
         ),
         Kernel(
             "conv_weight_grad",
             "(x, gy, kernel, stride, dilation, pads, groups) -> array",
             "The gradient of ``conv`` with respect to ``w`` (spatial ``kernel``) for output gradient ``gy``.",
-            lambda device, x, gy, kernel, stride, dilation, pads, groups: _conv_weight_grad(
-                device, x, gy, kernel, stride, pads, dilation, groups
-            ),
+            _conv_weight_grad,
         ),
     )
 }
