@@ -14,7 +14,9 @@ cycles (lucid numpy, lucid mlx, torch, lucid numpy, ...) so machine noise hits e
 shows medians and the Lucid/PyTorch ratio of the same run. PyTorch and NumPy's BLAS get the same
 number of threads (all cores unless ``--threads N``); on a small shared machine ``--threads 1`` avoids
 their thread pools spinning against each other. Results and method: benchmarks/RESULTS.md. Run:
-``python benchmarks/bench_workloads.py [--quick] [--threads N] [--cycles N] [--device numpy] [--only W1,W3]``.
+``python benchmarks/bench_workloads.py [--quick] [--threads N] [--cycles N] [--device numpy] [--only W1,W3]
+[--isolate]``; ``--isolate`` runs W1, W2 and W5 with each framework in its own worker process (its own
+allocator and thread pools), as a user runs them.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ from bench_core import N_OPS, alternate, lucid_chain, torch_chain
 Step = Callable[[], None]
 
 try:
+    if os.environ.get("LUCID_BENCH_NO_TORCH"):  # a Lucid worker process (--isolate): PyTorch stays out
+        raise ImportError
     import torch
 
     torch.set_num_threads(os.cpu_count() or 1)
@@ -180,6 +184,59 @@ def matmul_steps(devices: list[str], n: int) -> dict[str, Step]:
     return fns
 
 
+# -- one process per framework (--isolate) -----------------------------------------------------------
+class WorkerStep:
+    """A train step run in its own process: allocator, thread pools and caches belong to one framework.
+
+    The worker builds the step once, then times one step per request and reports the seconds, so
+    the alternating cycles compare the frameworks without the pipe's latency.
+    """
+
+    def __init__(self, framework: str, workload: str, threads: int) -> None:
+        import subprocess
+
+        env = dict(os.environ)
+        if framework != "torch":
+            env["LUCID_BENCH_NO_TORCH"] = "1"
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", framework, "--only", workload]
+        cmd += ["--threads", str(threads)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self._ask("ready")
+
+    def _ask(self, msg: str) -> str:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(msg + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"benchmark worker {self.proc.args} exited (code {self.proc.wait()})")
+        return line.strip()
+
+    def __call__(self) -> float:
+        return float(self._ask("run"))
+
+    def close(self) -> None:
+        """Stop the worker process."""
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
+def serve(framework: str, workload: str) -> None:
+    """The worker side of :class:`WorkerStep`: build the step, then time one step per ``run`` line."""
+    import time
+
+    step = torch_train_step(workload) if framework == "torch" else lucid_train_step(workload, framework)
+    for line in sys.stdin:
+        cmd = line.strip()
+        if cmd == "run":
+            t0 = time.perf_counter()
+            step()
+            print(time.perf_counter() - t0, flush=True)
+        elif cmd == "ready":
+            print("ready", flush=True)
+
+
 # -- peak memory ------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def _quiet_stderr() -> Iterator[None]:
@@ -297,7 +354,14 @@ def main() -> None:
         "--threads", type=int, default=None, help="BLAS and PyTorch threads, the same for both (default: all cores)"
     )
     parser.add_argument("--only", default="W1,W2,W3,W4,W5,W6", help="comma-separated workloads to run")
+    parser.add_argument("--isolate", action="store_true", help="W1, W2, W5: each framework in its own worker process")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: serve one framework's step
     args = parser.parse_args()
+    if args.worker:
+        if args.threads:
+            _limit_threads(args.threads)
+        serve(args.worker, args.only)
+        return
     devices = args.device or [b.name for b in lc.backends() if b.status == "ok"]
     threads = args.threads or os.cpu_count() or 1
     blas = _limit_threads(threads)
@@ -315,10 +379,18 @@ def main() -> None:
     for w, label in (("W1", "W1 MLP train step"), ("W2", "W2 CNN train step"), ("W5", "W5 Transformer block step")):
         if w not in only:
             continue
-        fns = {d: lucid_train_step(w, d) for d in devices}
-        if torch is not None:
-            fns["torch"] = torch_train_step(w)
-        med = alternate(fns, cycles)
+        if args.isolate:
+            workers = {f: WorkerStep(f, w, threads) for f in frameworks}
+            try:
+                med = alternate(dict(workers), cycles)
+            finally:
+                for wk in workers.values():
+                    wk.close()
+        else:
+            fns: dict[str, Step] = {d: lucid_train_step(w, d) for d in devices}
+            if torch is not None:
+                fns["torch"] = torch_train_step(w)
+            med = alternate(fns, cycles)
         ratio_row(label, "ms", {k: v * 1e3 for k, v in med.items()}, w)
     if "W3" in only:
         med = alternate(per_op_steps(devices), max(cycles, 5))

@@ -7,6 +7,7 @@ from typing import Any
 
 import lucid_core as lc
 from lucid_core.backend import Backend, Device
+from lucid_core.kernels import tile_keys
 
 
 class NumpyBackend(Backend):
@@ -193,7 +194,22 @@ def _kernels(np: Any) -> dict[str, Any]:
             out = np.concatenate([np.ones(shape, dtype=out.dtype), out], axis=axis)
         return out
 
+    uint_of = {4: np.uint32, 8: np.uint64}
+
+    def relu_grad(gy: Any, x: Any) -> Any:
+        # gy's bits AND an all-ones/zeros mask: four passes and bit-identical to where(x > 0, gy, 0),
+        # about 8x faster than np.where's data-dependent branch
+        if gy.dtype != x.dtype or gy.shape != x.shape or gy.ndim == 0 or gy.dtype.itemsize not in uint_of:
+            return np.where(x > 0, gy, np.zeros_like(gy))
+        itype = uint_of[gy.dtype.itemsize]
+        out = np.greater(x, 0).astype(itype)
+        np.negative(out, out=out)
+        np.bitwise_and(out, np.ascontiguousarray(gy).view(itype), out=out)
+        return out.view(gy.dtype)
+
     return {
+        **_conv_kernels(np),
+        "relu_grad": relu_grad,
         "erf": erf,
         "index_add": index_add,
         "setitem": setitem,
@@ -201,3 +217,70 @@ def _kernels(np: Any) -> dict[str, Any]:
         "logsumexp": logsumexp,
         "cumulative_prod": cumulative_prod,
     }
+
+
+def _conv_kernels(np: Any) -> dict[str, Any]:
+    """im2col and its adjoint as one strided copy and K in-place adds (the composed versions stack K
+    slices and rebuild the padded input), giving the same numbers bit for bit."""
+    import itertools
+
+    as_strided = np.lib.stride_tricks.as_strided
+
+    def padded(x: Any, pads: Any, value: float) -> Any:
+        if not any(b or a for b, a in pads):
+            return x
+        shape = tuple(x.shape[:2]) + tuple(s + b + a for s, (b, a) in zip(x.shape[2:], pads))
+        z = np.full(shape, value, dtype=x.dtype)
+        z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(x.shape[2:], pads)))] = x
+        return z
+
+    def im2col(x: Any, kernel: Any, stride: Any, dilation: Any, pads: Any, out: Any, value: float) -> Any:
+        z = padded(x, pads, value)
+        sp = z.strides[2:]
+        view = as_strided(
+            z,
+            tuple(z.shape[:2]) + tuple(kernel) + tuple(out),
+            z.strides[:2] + tuple(s * d for s, d in zip(sp, dilation)) + tuple(s * t for s, t in zip(sp, stride)),
+            writeable=False,
+        )
+        k = 1
+        for v in kernel:
+            k *= v
+        return np.ascontiguousarray(view).reshape((*tuple(z.shape[:2]), k, *tuple(out)))
+
+    def col2im(cols: Any, kernel: Any, stride: Any, dilation: Any, pads: Any, size: Any) -> Any:
+        out = tuple(cols.shape[3:])
+        z = np.zeros(tuple(cols.shape[:2]) + tuple(s + b + a for s, (b, a) in zip(size, pads)), dtype=cols.dtype)
+        for i, off in enumerate(itertools.product(*(range(k) for k in kernel))):
+            key = (
+                slice(None),
+                slice(None),
+                *tuple(slice(o * d, o * d + t * (n - 1) + 1, t) for o, t, d, n in zip(off, stride, dilation, out)),
+            )
+            z[key] += cols[:, :, i]
+        if any(b or a for b, a in pads):
+            z = z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
+        return z
+
+    def max_pool_tiles_grad(gy: Any, x: Any, y: Any, kernel: Any, out: Any) -> Any:
+        # per tile offset: a compare of x's strided view with y, then gy / count times that mask written
+        # into an uninitialised (N, C, o1, k1, o2, k2, ...) buffer, every element once (no zeros, no
+        # broadcast over tiny axes, both slow in NumPy). (gy / count) * mask has the bits of the
+        # composed (gy * mask) / count, the mask being 0 or 1
+        offsets = list(itertools.product(*(range(k) for k in kernel)))
+        masks = [x[key] == y for key in tile_keys(kernel, out)]
+        count = masks[0].astype(gy.dtype)
+        for m in masks[1:]:
+            count += m
+        q = gy / count
+        tiles = np.empty(tuple(x.shape[:2]) + tuple(v for o, k in zip(out, kernel) for v in (o, k)), dtype=gy.dtype)
+        for off, m in zip(offsets, masks):
+            np.multiply(q, m, out=tiles[(slice(None), slice(None), *(v for i in off for v in (slice(None), i)))])
+        covered = tuple(x.shape[:2]) + tuple(o * k for o, k in zip(out, kernel))
+        if covered == tuple(x.shape):
+            return tiles.reshape(covered)
+        z = np.zeros(x.shape, dtype=gy.dtype)  # a remainder the tiles do not reach gets no gradient
+        z[(slice(None), slice(None), *(slice(0, c) for c in covered[2:]))] = tiles.reshape(covered)
+        return z
+
+    return {"im2col": im2col, "col2im": col2im, "max_pool_tiles_grad": max_pool_tiles_grad}

@@ -81,7 +81,8 @@ class Backend:
         array_types: the native array type(s), to recognise arrays handed to ``asarray``.
         dtypes: a map from Lucid dtypes to native dtypes, for the dtypes it supports.
         capabilities: flags ``float64``, ``complex``, ``lazy``, ``data_dependent_shapes``.
-        kernels: optional native kernels by op name, replacing the generic ones.
+        kernels: optional native kernels by name, replacing the composed defaults; the names,
+            signatures and defaults are declared in :data:`lucid_core.kernels.KERNELS`.
     """
 
     contract_version: int = CONTRACT_VERSION
@@ -126,6 +127,7 @@ class Backend:
         if self._devices is not None:
             return
         self.load()
+        self._check_kernel_names()
         self._from_native = {}
         for ldt, ndt in self.dtypes.items():
             self._from_native.setdefault(ndt, ldt)
@@ -138,6 +140,21 @@ class Backend:
         from ._random import seed_new_backend
 
         seed_new_backend(self)
+
+    def _check_kernel_names(self) -> None:
+        """Warn about kernels registered under names the core never calls (a typo would do nothing)."""
+        from .kernels import check_names
+
+        unknown = check_names(self)
+        if unknown:
+            import warnings
+
+            warnings.warn(
+                f"backend {self.name!r} registers kernels the core does not declare: {', '.join(unknown)}; "
+                "see lucid_core.kernels.KERNELS for the names",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     @property
     def devices(self) -> dict[str, Device]:

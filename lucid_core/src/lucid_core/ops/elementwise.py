@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _dtypes as dt
+from .. import kernels
 from .._autograd import Function
 from .._tensor import Tensor
 from ._helpers import binary_operands, unbroadcast
@@ -279,7 +280,7 @@ class ReluGrad(Function):
 
     @staticmethod
     def forward(ctx, gy, x):
-        return ctx.xp.where(x > 0, gy, ctx.xp.zeros_like(gy))
+        return kernels.call(ctx.device, "relu_grad", gy, x)
 
     @staticmethod
     def backward(ctx, g):
@@ -306,7 +307,10 @@ def _unary(
     libraries (NumPy's C99 kernels) disagree with the standard.
     """
 
+    assert kernel in kernels.UNARY, f"unary op {kernel!r} is not declared in lucid_core.kernels.UNARY"
+
     def forward(ctx: Any, x: Any) -> Any:
+        # inline rather than kernels.call: this is every unary op's hot path
         k = ctx.device.backend.kernels.get(kernel)
         out = k(x) if k is not None else getattr(ctx.xp, kernel)(x)
         if complex_special is not None and ctx.device.backend.lucid_dtype(x.dtype).kind == "c":
@@ -421,11 +425,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        k = ctx.device.backend.kernels.get("sigmoid")
-        if k is not None:
-            return k(x)
-        # tanh form: no overflow for large |x|
-        return 0.5 * (ctx.xp.tanh(0.5 * x) + 1.0)
+        return kernels.call(ctx.device, "sigmoid", x)
 
     @staticmethod
     def backward(ctx, gy):
@@ -455,48 +455,12 @@ def relu(x: Tensor, /) -> Tensor:
     return Relu.apply(x)
 
 
-_ERF_P = 0.3275911
-_ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
-
-
-def _generic_erf(xp: Any, x: Any) -> Any:
-    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), enough below float64; backends supply an exact
-    # kernel when they have one
-    if x.dtype == xp.float64:
-        return _generic_erf64(xp, x)
-    s = xp.sign(x)
-    a = xp.abs(x)
-    t = 1.0 / (1.0 + _ERF_P * a)
-    poly = t * (_ERF_A[0] + t * (_ERF_A[1] + t * (_ERF_A[2] + t * (_ERF_A[3] + t * _ERF_A[4]))))
-    return s * (1.0 - poly * xp.exp(-a * a))
-
-
-def _generic_erf64(xp: Any, x: Any) -> Any:
-    """erf to about 1e-15 in Array API terms: a series of positive terms (no cancellation) below 2.5,
-    the continued fraction of erfc above, so float64 results are not silently float32-accurate."""
-    a = xp.abs(x)
-    s = xp.minimum(a, 2.5)
-    s2 = s * s
-    term = total = s  # erf(s) = 2/sqrt(pi) exp(-s^2) sum_n 2^n s^(2n+1) / (2n+1)!!
-    for n in range(1, 45):
-        term = term * (2.0 * s2 / (2 * n + 1))
-        total = total + term
-    small = (2.0 / math.sqrt(math.pi)) * xp.exp(-s2) * total
-    c = xp.maximum(a, 2.5)
-    f = c  # erfc(c) = exp(-c^2) / sqrt(pi) / (c + (1/2) / (c + 1 / (c + (3/2) / (c + ...))))
-    for k in range(40, 0, -1):
-        f = c + (k / 2.0) / f
-    large = 1.0 - xp.exp(-c * c) / (math.sqrt(math.pi) * f)
-    return xp.sign(x) * xp.where(a < 2.5, small, large)
-
-
 class Erf(Function):
     native = True
 
     @staticmethod
     def forward(ctx, x):
-        k = ctx.device.backend.kernels.get("erf")
-        return k(x) if k is not None else _generic_erf(ctx.xp, x)
+        return kernels.call(ctx.device, "erf", x)
 
     @staticmethod
     def backward(ctx, gy):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _dtypes as dt
+from .. import kernels
 from .._autograd import Function, _mode
 from .._tensor import Tensor
 from ._helpers import sum_to
@@ -96,45 +97,13 @@ def _mask_key(x: Tensor, out: list[Any], masks: list[int]) -> list[Any]:
 
 
 def write_native(device: Any, array: Any, key: Any, value: Any, advanced: bool = False) -> Any:
-    """``array[key] = value`` through the backend's ``setitem`` kernel when it has one; the result array.
+    """``array[key] = value`` through the ``setitem`` kernel (native, or the composed default); the result array.
 
     A library with immutable arrays (JAX) must register ``kernels["setitem"](array, key, value)``
-    returning the new array; without it the error says so. Integer-array keys, which the standard
-    does not require ``__setitem__`` to take, fall back to a scatter through ``index_add``.
+    returning the new array; without it the composed default's error says so. Integer-array keys, which
+    the standard does not require ``__setitem__`` to take, fall back to a scatter through ``index_add``.
     """
-    k = device.backend.kernels.get("setitem")
-    if k is not None:
-        return k(array, key, value)
-    try:
-        array[key] = value
-    except TypeError as exc:
-        raise TypeError(
-            f"setitem: backend {device.backend.name!r} cannot assign into its arrays ({exc}); a library with "
-            "immutable arrays registers the kernel kernels['setitem'](array, key, value) -> new array "
-            "(for JAX: array.at[key].set(value)); see docs/backends.md, 'Writes, views and immutable libraries'"
-        ) from None
-    except IndexError:
-        if not advanced or device.backend.kernels.get("index_add") is None:
-            raise
-        return _scatter_set(device, array, key, value)
-    return array
-
-
-def _scatter_set(device: Any, array: Any, key: Any, value: Any) -> Any:
-    """``array`` with ``value`` at an integer-array ``key``, in standard functions: scatter-add the values
-    and a count, keep the old element where nothing landed (a repeated position gets the mean)."""
-    xp = device.xp
-    kernels = device.backend.kernels
-    getitem = kernels.get("getitem")
-    region = getitem(array, key) if getitem is not None else array[key]
-    dtype = array.dtype
-    values = xp.broadcast_to(xp.asarray(value, dtype=dtype), region.shape)
-    index_add = kernels["index_add"]
-    count = index_add(xp.zeros(array.shape, dtype=dtype), key, xp.ones(region.shape, dtype=dtype))
-    total = index_add(xp.zeros(array.shape, dtype=dtype), key, values)
-    hit = count > 0
-    safe = xp.where(hit, count, xp.ones_like(count))
-    return xp.where(hit, total // safe if xp.isdtype(dtype, "integral") else total / safe, array)
+    return kernels.call(device, "setitem", array, key, value)
 
 
 def _flat(values: Any) -> Any:
@@ -183,8 +152,7 @@ class GetItem(Function):
 
     @staticmethod
     def forward(ctx, x, key, advanced):
-        k = ctx.device.backend.kernels.get("getitem")
-        return k(x, key) if k is not None else x[key]
+        return kernels.call(ctx.device, "getitem", x, key)
 
     @staticmethod
     def backward(ctx, gy):
@@ -202,15 +170,8 @@ class IndexAdd(Function):
     def forward(ctx, values, key, advanced, shape):
         xp = ctx.xp
         z = xp.zeros(shape, dtype=values.dtype)
-        kernels = ctx.device.backend.kernels
         if advanced:  # positions may repeat: they must accumulate
-            k = kernels.get("index_add")
-            if k is None:
-                raise NotImplementedError(
-                    f"backend {ctx.device.backend.name!r} has no 'index_add' kernel, so gradients of advanced "
-                    "indexing cannot be scattered"
-                )
-            return k(z, key, values)
+            return kernels.call(ctx.device, "index_add", z, key, values)
         return write_native(ctx.device, z, key, values)  # a basic key hits each position once
 
     @staticmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import kernels
 from .._autograd import Function
 from .._tensor import Tensor
 from ._helpers import binary_operands, sum_to
@@ -155,10 +156,7 @@ class Einsum(Function):
 
     @staticmethod
     def forward(ctx, spec, *xs):
-        k = ctx.device.backend.kernels.get("einsum")
-        if k is None:
-            raise NotImplementedError(f"einsum: backend {ctx.device.backend.name!r} has no einsum kernel")
-        return k(spec, *xs)
+        return kernels.call(ctx.device, "einsum", spec, *xs)
 
     @staticmethod
     def backward(ctx, gy):

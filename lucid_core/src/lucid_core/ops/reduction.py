@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _dtypes as dt
+from .. import kernels
 from .._autograd import Function
 from .._tensor import Tensor
 from ._helpers import expand_reduced, normalize_axes, normalize_axis
@@ -195,14 +196,7 @@ class Logsumexp(Function):
 
     @staticmethod
     def forward(ctx, x, axes, keepdims):
-        k = ctx.device.backend.kernels.get("logsumexp")
-        if k is not None:
-            return k(x, axes, keepdims)
-        xp = ctx.xp
-        m = xp.max(x, axis=axes, keepdims=True)
-        m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
-        out = xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
-        return out if keepdims else xp.squeeze(out, axis=axes)
+        return kernels.call(ctx.device, "logsumexp", x, axes, keepdims)
 
     @staticmethod
     def backward(ctx, gy):
@@ -260,11 +254,7 @@ class CumulativeProd(Function):
 
     @staticmethod
     def forward(ctx, x, axis, include_initial):
-        xp = ctx.xp
-        k = ctx.device.backend.kernels.get("cumulative_prod")
-        if k is not None:
-            return k(x, axis, include_initial)
-        return xp.cumulative_prod(x, axis=axis, include_initial=include_initial)
+        return kernels.call(ctx.device, "cumulative_prod", x, axis, include_initial)
 
     @staticmethod
     def backward(ctx, gy):

@@ -7,12 +7,11 @@ other's backward, so gradients of any order come from plain Lucid ops.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import Any
 
 import lucid_core as lc
-from lucid_core import Tensor
+from lucid_core import Tensor, kernels
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
@@ -35,21 +34,8 @@ def _ntuple(value: int | Sequence[int], n: int, what: str, name: str) -> tuple[i
 
 
 def _set(ctx: Any, z: Any, key: tuple[Any, ...], value: Any) -> Any:
-    """``z[key] = value`` through the backend's setitem kernel when it has one (immutable arrays)."""
-    k = ctx.device.backend.kernels.get("setitem")
-    if k is not None:
-        return k(z, key, value)
-    z[key] = value
-    return z
-
-
-def _offset_key(
-    offset: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...], out: tuple[int, ...]
-) -> tuple[Any, ...]:
-    key: list[Any] = [slice(None), slice(None)]
-    for o, s, d, n in zip(offset, stride, dilation, out):
-        key.append(slice(o * d, o * d + s * (n - 1) + 1, s))
-    return tuple(key)
+    """``z[key] = value`` through the backend's setitem kernel (immutable arrays return a new one)."""
+    return kernels.call(ctx.device, "setitem", z, key, value)
 
 
 class Im2col(lc.Function):
@@ -59,14 +45,7 @@ class Im2col(lc.Function):
 
     @staticmethod
     def forward(ctx, x, kernel, stride, dilation, pads, out, value):
-        xp = ctx.xp
-        if any(b or a for b, a in pads):
-            shape = tuple(x.shape[:2]) + tuple(s + b + a for s, (b, a) in zip(x.shape[2:], pads))
-            z = xp.full(shape, value, dtype=x.dtype)
-            inner = (slice(None), slice(None), *tuple(slice(b, b + s) for s, (b, _) in zip(x.shape[2:], pads)))
-            x = _set(ctx, z, inner, x)
-        views = [x[_offset_key(o, stride, dilation, out)] for o in itertools.product(*(range(k) for k in kernel))]
-        return xp.stack(views, axis=2)
+        return kernels.call(ctx.device, "im2col", x, kernel, stride, dilation, pads, out, value)
 
     @staticmethod
     def backward(ctx, g):
@@ -81,21 +60,66 @@ class Col2im(lc.Function):
 
     @staticmethod
     def forward(ctx, cols, kernel, stride, dilation, pads, size):
-        xp = ctx.xp
-        out = tuple(cols.shape[3:])
-        padded = tuple(s + b + a for s, (b, a) in zip(size, pads))
-        z = xp.zeros(tuple(cols.shape[:2]) + padded, dtype=cols.dtype)
-        for i, o in enumerate(itertools.product(*(range(k) for k in kernel))):
-            key = _offset_key(o, stride, dilation, out)
-            z = _set(ctx, z, key, z[key] + cols[:, :, i, ...])  # the standard wants every axis covered
-        if any(b or a for b, a in pads):
-            z = z[(slice(None), slice(None), *tuple(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
-        return z
+        return kernels.call(ctx.device, "col2im", cols, kernel, stride, dilation, pads, size)
 
     @staticmethod
     def backward(ctx, g):
         cols, kernel, stride, dilation, pads, _ = ctx.inputs
         return Im2col.apply(g, kernel, stride, dilation, pads, tuple(cols.shape[3:]), 0.0), None, None, None, None, None
+
+
+# The convolution is bilinear in (x, w): B(x, w). Its two gradient products are
+#   input_grad(gy, w) = d<gy, B(x, w)>/dx   and   weight_grad(x, gy) = d<gy, B(x, w)>/dw,
+# and each of the three is the others' derivative, so gradients of every order are these three ops.
+class _Conv(lc.Function):
+    """``B(x, w)``: the ``conv`` kernel."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, w, stride, dilation, pads, groups):
+        return kernels.call(ctx.device, "conv", x, w, stride, dilation, pads, groups)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, w, stride, dilation, pads, groups = ctx.inputs
+        gx = _ConvInputGrad.apply(gy, w, tuple(x.shape[2:]), stride, dilation, pads, groups)
+        gw = _ConvWeightGrad.apply(x, gy, tuple(w.shape[2:]), stride, dilation, pads, groups)
+        return gx, gw, None, None, None, None
+
+
+class _ConvInputGrad(lc.Function):
+    """d<gy, B(x, w)>/dx for an input of spatial ``size``: the ``conv_input_grad`` kernel."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, gy, w, size, stride, dilation, pads, groups):
+        return kernels.call(ctx.device, "conv_input_grad", gy, w, size, stride, dilation, pads, groups)
+
+    @staticmethod
+    def backward(ctx, h):
+        gy, w, _, stride, dilation, pads, groups = ctx.inputs
+        d_gy = _Conv.apply(h, w, stride, dilation, pads, groups)
+        d_w = _ConvWeightGrad.apply(h, gy, tuple(w.shape[2:]), stride, dilation, pads, groups)
+        return d_gy, d_w, None, None, None, None, None
+
+
+class _ConvWeightGrad(lc.Function):
+    """d<gy, B(x, w)>/dw for a kernel of spatial size ``kernel``: the ``conv_weight_grad`` kernel."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, gy, kernel, stride, dilation, pads, groups):
+        return kernels.call(ctx.device, "conv_weight_grad", x, gy, kernel, stride, dilation, pads, groups)
+
+    @staticmethod
+    def backward(ctx, h):
+        x, gy, _, stride, dilation, pads, groups = ctx.inputs
+        d_x = _ConvInputGrad.apply(gy, h, tuple(x.shape[2:]), stride, dilation, pads, groups)
+        d_gy = _Conv.apply(x, h, stride, dilation, pads, groups)
+        return d_x, d_gy, None, None, None, None, None
 
 
 def out_size(size: int, kernel: int, stride: int, pad: int, dilation: int) -> int:
@@ -212,9 +236,12 @@ def _convnd(
     p = 1
     for v in out:
         p *= v
-    cols = lc.reshape(im2col(x, kernel, st, dl, pads, out), (n, groups, cg * k, p))
-    w = lc.reshape(weight, (groups, o // groups, cg * k))
-    y = lc.reshape(lc.matmul(w, cols), (n, o, *out))
+    if x.dtype.kind == "f" and weight.dtype == x.dtype:
+        y = _Conv.apply(x, weight, st, dl, pads, groups)
+    else:  # complex (conjugate gradients) or mixed dtypes: composed from Lucid ops
+        cols = lc.reshape(im2col(x, kernel, st, dl, pads, out), (n, groups, cg * k, p))
+        w = lc.reshape(weight, (groups, o // groups, cg * k))
+        y = lc.reshape(lc.matmul(w, cols), (n, o, *out))
     if bias is not None:
         y = y + lc.reshape(bias, (o,) + (1,) * nd)
     return y

@@ -7,15 +7,14 @@ Adaptive average pooling and linear interpolation are matmuls with small weight 
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import lucid_core as lc
-from lucid_core import Tensor
+from lucid_core import Tensor, kernels
 
-from ._conv import _ntuple, _set, im2col
+from ._conv import _ntuple, im2col
 
 __all__ = [
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
@@ -87,58 +86,46 @@ def _tile_view(x: Tensor, k: tuple[int, ...], out: tuple[int, ...]) -> Tensor:
     return lc.reshape(x, shape)
 
 
-def _tile_keys(k: tuple[int, ...], out: tuple[int, ...]) -> list[tuple[slice, ...]]:
-    """One strided key per kernel offset: ``x[key]`` is that offset's element of every tile, shape (N, C, *out)."""
-    keys = []
-    for off in itertools.product(*(range(kk) for kk in k)):
-        # stop just past the last element: the standard leaves out-of-bounds stops unspecified
-        keys.append((slice(None), slice(None), *(slice(o, o + kk * (n - 1) + 1, kk) for o, kk, n in zip(off, k, out))))
-    return keys
-
-
 class _TileMax(lc.Function):
-    """Maximum over non-overlapping tiles (stride == kernel, no padding) as an element-wise maximum of
-    the kernel's strided views: NumPy reduces tiny inner axes (a 2x2 window) an order of magnitude slower.
+    """Maximum over non-overlapping tiles (stride == kernel, no padding): the ``max_pool_tiles`` kernel.
     Ties share the gradient equally, as ``lc.max``'s backward does."""
 
     native = True
 
     @staticmethod
     def forward(ctx, x, k, out):
-        views = [x[key] for key in _tile_keys(k, out)]
-        y = views[0]
-        for v in views[1:]:
-            y = ctx.xp.maximum(y, v)
-        return y if len(views) > 1 else ctx.xp.asarray(y, copy=True)
+        return kernels.call(ctx.device, "max_pool_tiles", x, k, out)
 
     @staticmethod
     def backward(ctx, gy):
         x, k, out = ctx.inputs
-        y = ctx.output()
-        masks = [lc.astype(x[key] == y, gy.dtype) for key in _tile_keys(k, out)]
-        count = masks[0]
-        for m in masks[1:]:
-            count = count + m
-        return _Interleave.apply(k, out, tuple(x.shape), *[gy * m / count for m in masks]), None, None
+        return _TileMaxGrad.apply(gy, x, ctx.output(), k, out), None, None
 
 
-class _Interleave(lc.Function):
-    """K arrays (N, C, *out), one per kernel offset, written into zeros of ``size`` at their tile positions
-    (the adjoint of taking the strided views): one pass, instead of a stack and an interleaving copy."""
+class _TileMaxGrad(lc.Function):
+    """``gy`` routed to each tile's maxima of ``x`` (shared among ties): the ``max_pool_tiles_grad`` kernel.
+
+    Linear in ``gy``; the routing is piecewise constant in ``x``, so only ``gy`` has a gradient: each tile's
+    share of the incoming gradient, the same masks in Lucid ops."""
 
     native = True
 
     @staticmethod
-    def forward(ctx, k, out, size, *pieces):
-        z = ctx.xp.zeros(size, dtype=pieces[0].dtype)
-        for key, piece in zip(_tile_keys(k, out), pieces):
-            z = _set(ctx, z, key, piece)
-        return z
+    def forward(ctx, gy, x, y, k, out):
+        return kernels.call(ctx.device, "max_pool_tiles_grad", gy, x, y, k, out)
 
     @staticmethod
-    def backward(ctx, g):
-        k, out = ctx.inputs[:2]
-        return (None, None, None, *[g[key] for key in _tile_keys(k, out)])
+    def backward(ctx, h):
+        _, x, y, k, out = ctx.inputs
+        keys = kernels.tile_keys(k, out)
+        masks = [lc.astype(x[key] == y, h.dtype) for key in keys]
+        count = masks[0]
+        for m in masks[1:]:
+            count = count + m
+        d_gy = h[keys[0]] * masks[0]
+        for key, m in zip(keys[1:], masks[1:]):
+            d_gy = d_gy + h[key] * m
+        return d_gy / count, None, None, None, None
 
 
 def _max_pool(

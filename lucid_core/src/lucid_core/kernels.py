@@ -1,0 +1,414 @@
+"""Kernels a backend may own: the one declared table of their names, signatures and composed defaults.
+
+An op's forward calls ``call(device, name, *args)``: the backend's native kernel when it registered
+one in ``Backend.kernels[name]``, else the composed default written once against the Array API
+namespace ``device.xp`` (array-api-compat's shape: generic code, native overrides). Every kernel
+takes and returns native arrays; the op's gradient stays in the core, written in Lucid ops, so a
+native kernel never changes what a gradient means nor breaks higher-order gradients. A backend
+registering a name not declared here gets a warning when it loads (a typo would silently do nothing).
+
+docs/backends.md, section "Kernels a backend may own", renders this table for plugin authors.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "KERNELS",
+    "UNARY",
+    "Kernel",
+    "call",
+    "check_names",
+    "composed_col2im",
+    "composed_im2col",
+    "conv_out",
+    "tile_keys",
+]
+
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from .backend import generic_einsum, generic_index_add
+
+Pads = tuple[tuple[int, int], ...]
+
+
+class Kernel(NamedTuple):
+    """One kernel a backend may own: its name, call signature, meaning, and composed default.
+
+    ``default(device, *args)`` is the portable version; None means the op composes it itself
+    (a unary op's default is ``xp.<name>``).
+    """
+
+    name: str
+    signature: str
+    doc: str
+    default: Callable[..., Any] | None = None
+
+
+# -- composed defaults ------------------------------------------------------------------------------
+def _setitem(device: Any, x: Any, key: Any, value: Any) -> Any:
+    try:
+        x[key] = value
+    except TypeError as exc:
+        raise TypeError(
+            f"setitem: backend {device.backend.name!r} cannot assign into its arrays ({exc}); a library with "
+            "immutable arrays registers the kernel kernels['setitem'](array, key, value) -> new array "
+            "(for JAX: array.at[key].set(value)); see docs/backends.md, 'Writes, views and immutable libraries'"
+        ) from None
+    except IndexError:
+        keys = key if isinstance(key, tuple) else (key,)
+        if not any(hasattr(k, "dtype") for k in keys):
+            raise
+        return _scatter_set(device, x, key, value)
+    return x
+
+
+def _scatter_set(device: Any, array: Any, key: Any, value: Any) -> Any:
+    """``array`` with ``value`` at an integer-array ``key``, in standard functions: scatter-add the values
+    and a count, keep the old element where nothing landed (a repeated position gets the mean)."""
+    xp = device.xp
+    region = call(device, "getitem", array, key)
+    dtype = array.dtype
+    values = xp.broadcast_to(xp.asarray(value, dtype=dtype), region.shape)
+    count = call(device, "index_add", xp.zeros(array.shape, dtype=dtype), key, xp.ones(region.shape, dtype=dtype))
+    total = call(device, "index_add", xp.zeros(array.shape, dtype=dtype), key, values)
+    hit = count > 0
+    safe = xp.where(hit, count, xp.ones_like(count))
+    return xp.where(hit, total // safe if xp.isdtype(dtype, "integral") else total / safe, array)
+
+
+def _getitem(device: Any, x: Any, key: Any) -> Any:
+    return x[key]
+
+
+def _index_add(device: Any, z: Any, key: Any, values: Any) -> Any:
+    return generic_index_add(device.xp, z, key, values)
+
+
+def _einsum(device: Any, spec: str, *xs: Any) -> Any:
+    return generic_einsum(device.xp, spec, *xs)
+
+
+def _shift(xp: Any, x: Any, axes: Any) -> Any:
+    """``x`` minus its finite maximum over ``axes`` (an infinite or NaN maximum shifts by 0)."""
+    m = xp.max(x, axis=axes, keepdims=True)
+    return x - xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+
+
+def _logsumexp(device: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    xp = device.xp
+    m = xp.max(x, axis=axes, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+    out = xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
+    return out if keepdims else xp.squeeze(out, axis=axes)
+
+
+def _softmax(device: Any, x: Any, axis: int) -> Any:
+    xp = device.xp
+    e = xp.exp(_shift(xp, x, axis))
+    return e / xp.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(device: Any, x: Any, axis: int) -> Any:
+    xp = device.xp
+    s = _shift(xp, x, axis)
+    return s - xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
+
+
+def _relu_grad(device: Any, gy: Any, x: Any) -> Any:
+    xp = device.xp
+    return xp.where(x > 0, gy, xp.zeros_like(gy))
+
+
+def _cumulative_prod(device: Any, x: Any, axis: int, include_initial: bool) -> Any:
+    return device.xp.cumulative_prod(x, axis=axis, include_initial=include_initial)
+
+
+def _sigmoid(device: Any, x: Any) -> Any:
+    return 0.5 * (device.xp.tanh(0.5 * x) + 1.0)  # tanh form: no overflow for large |x|
+
+
+_ERF_P = 0.3275911
+_ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def _erf(device: Any, x: Any) -> Any:
+    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7), enough below float64; float64 gets a 1e-15 version
+    xp = device.xp
+    if x.dtype == xp.float64:
+        return _erf64(xp, x)
+    s = xp.sign(x)
+    a = xp.abs(x)
+    t = 1.0 / (1.0 + _ERF_P * a)
+    poly = t * (_ERF_A[0] + t * (_ERF_A[1] + t * (_ERF_A[2] + t * (_ERF_A[3] + t * _ERF_A[4]))))
+    return s * (1.0 - poly * xp.exp(-a * a))
+
+
+def _erf64(xp: Any, x: Any) -> Any:
+    """erf to about 1e-15 in Array API terms: a series of positive terms (no cancellation) below 2.5,
+    the continued fraction of erfc above, so float64 results are not silently float32-accurate."""
+    a = xp.abs(x)
+    s = xp.minimum(a, 2.5)
+    s2 = s * s
+    term = total = s  # erf(s) = 2/sqrt(pi) exp(-s^2) sum_n 2^n s^(2n+1) / (2n+1)!!
+    for n in range(1, 45):
+        term = term * (2.0 * s2 / (2 * n + 1))
+        total = total + term
+    small = (2.0 / math.sqrt(math.pi)) * xp.exp(-s2) * total
+    c = xp.maximum(a, 2.5)
+    f = c  # erfc(c) = exp(-c^2) / sqrt(pi) / (c + (1/2) / (c + 1 / (c + (3/2) / (c + ...))))
+    for k in range(40, 0, -1):
+        f = c + (k / 2.0) / f
+    large = 1.0 - xp.exp(-c * c) / (math.sqrt(math.pi) * f)
+    return xp.sign(x) * xp.where(a < 2.5, small, large)
+
+
+def _offset_key(
+    offset: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...], out: tuple[int, ...]
+) -> tuple[Any, ...]:
+    key: list[Any] = [slice(None), slice(None)]
+    for o, s, d, n in zip(offset, stride, dilation, out):
+        key.append(slice(o * d, o * d + s * (n - 1) + 1, s))
+    return tuple(key)
+
+
+def composed_im2col(
+    device: Any,
+    x: Any,
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
+    pads: Pads,
+    out: tuple[int, ...],
+    value: float,
+) -> Any:
+    """(N, C, *S) -> (N, C, K, *out): each kernel offset's strided view of the input padded with ``value``."""
+    xp = device.xp
+    if any(b or a for b, a in pads):
+        shape = tuple(x.shape[:2]) + tuple(s + b + a for s, (b, a) in zip(x.shape[2:], pads))
+        z = xp.full(shape, value, dtype=x.dtype)
+        inner = (slice(None), slice(None), *tuple(slice(b, b + s) for s, (b, _) in zip(x.shape[2:], pads)))
+        x = call(device, "setitem", z, inner, x)
+    views = [x[_offset_key(o, stride, dilation, out)] for o in itertools.product(*(range(k) for k in kernel))]
+    return xp.stack(views, axis=2)
+
+
+def composed_col2im(
+    device: Any,
+    cols: Any,
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
+    pads: Pads,
+    size: tuple[int, ...],
+) -> Any:
+    """(N, C, K, *out) -> (N, C, *size): each offset's values added back (the adjoint of im2col)."""
+    xp = device.xp
+    out = tuple(cols.shape[3:])
+    padded = tuple(s + b + a for s, (b, a) in zip(size, pads))
+    z = xp.zeros(tuple(cols.shape[:2]) + padded, dtype=cols.dtype)
+    for i, o in enumerate(itertools.product(*(range(k) for k in kernel))):
+        key = _offset_key(o, stride, dilation, out)
+        z = call(device, "setitem", z, key, z[key] + cols[:, :, i, ...])  # the standard wants every axis covered
+    if any(b or a for b, a in pads):
+        z = z[(slice(None), slice(None), *tuple(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
+    return z
+
+
+def tile_keys(kernel: tuple[int, ...], out: tuple[int, ...]) -> list[tuple[slice, ...]]:
+    """One strided key per offset of non-overlapping tiles: ``x[key]`` is that offset's element of every
+    tile, shape (N, C, *out); stops end just past the last element (the standard leaves others unspecified)."""
+    return [
+        (slice(None), slice(None), *(slice(o, o + k * (n - 1) + 1, k) for o, k, n in zip(off, kernel, out)))
+        for off in itertools.product(*(range(k) for k in kernel))
+    ]
+
+
+def _max_pool_tiles(device: Any, x: Any, kernel: tuple[int, ...], out: tuple[int, ...]) -> Any:
+    # an element-wise maximum of the strided views: libraries reduce tiny inner axes (2x2) far slower
+    xp = device.xp
+    views = [x[key] for key in tile_keys(kernel, out)]
+    y = views[0]
+    for v in views[1:]:
+        y = xp.maximum(y, v)
+    return y if len(views) > 1 else xp.asarray(y, copy=True)
+
+
+def _max_pool_tiles_grad(device: Any, gy: Any, x: Any, y: Any, kernel: tuple[int, ...], out: tuple[int, ...]) -> Any:
+    xp = device.xp
+    keys = tile_keys(kernel, out)
+    masks = [xp.astype(x[key] == y, gy.dtype) for key in keys]
+    count = masks[0]
+    for m in masks[1:]:
+        count = count + m
+    z = xp.zeros(x.shape, dtype=gy.dtype)
+    for key, m in zip(keys, masks):
+        z = call(device, "setitem", z, key, gy * m / count)
+    return z
+
+
+def _prod(values: Any) -> int:
+    n = 1
+    for v in values:
+        n *= v
+    return n
+
+
+def conv_out(size: Any, kernel: Any, stride: Any, pads: Pads, dilation: Any) -> tuple[int, ...]:
+    """Spatial output size of a convolution."""
+    return tuple(
+        (s + b + a - d * (k - 1) - 1) // t + 1 for s, k, t, (b, a), d in zip(size, kernel, stride, pads, dilation)
+    )
+
+
+def _conv(device: Any, x: Any, w: Any, stride: Any, dilation: Any, pads: Pads, groups: int) -> Any:
+    xp = device.xp
+    n, o, cg, kernel = x.shape[0], w.shape[0], w.shape[1], tuple(w.shape[2:])
+    out = conv_out(x.shape[2:], kernel, stride, pads, dilation)
+    cols = call(device, "im2col", x, kernel, stride, dilation, pads, out, 0.0)
+    cols = xp.reshape(cols, (n, groups, cg * _prod(kernel), _prod(out)))
+    y = xp.matmul(xp.reshape(w, (groups, o // groups, cg * _prod(kernel))), cols)
+    return xp.reshape(y, (n, o, *out))
+
+
+def _conv_input_grad(
+    device: Any, gy: Any, w: Any, size: tuple[int, ...], stride: Any, dilation: Any, pads: Pads, groups: int
+) -> Any:
+    xp = device.xp
+    n, o, cg, kernel = gy.shape[0], w.shape[0], w.shape[1], tuple(w.shape[2:])
+    out = tuple(gy.shape[2:])
+    wt = xp.matrix_transpose(xp.reshape(w, (groups, o // groups, cg * _prod(kernel))))
+    cols = xp.matmul(wt, xp.reshape(gy, (n, groups, o // groups, _prod(out))))
+    cols = xp.reshape(cols, (n, groups * cg, _prod(kernel), *out))
+    return call(device, "col2im", cols, kernel, stride, dilation, pads, size)
+
+
+def _conv_weight_grad(
+    device: Any, x: Any, gy: Any, kernel: tuple[int, ...], stride: Any, dilation: Any, pads: Pads, groups: int
+) -> Any:
+    xp = device.xp
+    n, c, o = x.shape[0], x.shape[1], gy.shape[1]
+    out = tuple(gy.shape[2:])
+    cg = c // groups
+    cols = call(device, "im2col", x, kernel, stride, dilation, pads, out, 0.0)
+    cols = xp.reshape(cols, (n, groups, cg * _prod(kernel), _prod(out)))
+    g = xp.matmul(xp.reshape(gy, (n, groups, o // groups, _prod(out))), xp.matrix_transpose(cols))
+    return xp.reshape(xp.sum(g, axis=0), (o, cg, *kernel))
+
+
+#: Unary ops whose forward a backend may replace by name: ``(x) -> array``, default ``xp.<name>``.
+UNARY = (
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "abs", "sin", "cos", "tan", "asin",
+    "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sign", "floor", "ceil", "round",
+    "trunc", "negative", "conj", "isnan", "isinf", "isfinite", "signbit", "logical_not", "bitwise_invert",
+)  # fmt: skip
+
+_GEOMETRY = (
+    "``stride``, ``dilation``: one int per spatial axis; ``pads``: ``(before, after)`` per spatial axis; "
+    "``groups``: channel groups; ``w``: (O, C/groups, *kernel)."
+)
+
+#: Every kernel a backend may register in ``Backend.kernels``, by name.
+KERNELS: dict[str, Kernel] = {
+    k.name: k
+    for k in (
+        *(Kernel(u, "(x) -> array", f"``xp.{u}(x)``, element-wise.") for u in UNARY),
+        Kernel(
+            "erf", "(x) -> array", "The error function (the default: 1.5e-7 in float32, about 1e-15 in float64).", _erf
+        ),
+        Kernel("sigmoid", "(x) -> array", "1 / (1 + exp(-x)), without overflow.", _sigmoid),
+        Kernel(
+            "logsumexp",
+            "(x, axes: tuple[int, ...], keepdims: bool) -> array",
+            "log(sum(exp(x))) over ``axes``, max-shifted.",
+            _logsumexp,
+        ),
+        Kernel("softmax", "(x, axis: int) -> array", "exp(x) / sum(exp(x)) along ``axis``, max-shifted.", _softmax),
+        Kernel(
+            "log_softmax",
+            "(x, axis: int) -> array",
+            "x - logsumexp(x) along ``axis``, exact shift first.",
+            _log_softmax,
+        ),
+        Kernel("relu_grad", "(gy, x) -> array", "``gy`` where ``x > 0``, else +0 (ReLU's gradient).", _relu_grad),
+        Kernel(
+            "cumulative_prod",
+            "(x, axis: int, include_initial: bool) -> array",
+            "Running product along ``axis``.",
+            _cumulative_prod,
+        ),
+        Kernel("einsum", "(spec: str, *xs) -> array", "Einstein summation; ``spec`` always has ``->``.", _einsum),
+        Kernel("getitem", "(x, key) -> array", "``x[key]``; ``key`` is native (ints, slices, arrays).", _getitem),
+        Kernel(
+            "setitem",
+            "(array, key, value) -> array",
+            "``array[key] = value``, returning the updated array (immutable libraries return a new one).",
+            _setitem,
+        ),
+        Kernel(
+            "index_add",
+            "(zeros, key, values) -> array",
+            "``zeros`` with ``values`` added at ``key``; repeated positions accumulate (indexing's gradient).",
+            _index_add,
+        ),
+        Kernel(
+            "im2col",
+            "(x, kernel, stride, dilation, pads, out, value: float) -> array",
+            "(N, C, *S) -> (N, C, prod(kernel), *out): each kernel offset's strided view of ``x`` padded "
+            "with ``value``, offsets in row-major order.",
+            composed_im2col,
+        ),
+        Kernel(
+            "col2im",
+            "(cols, kernel, stride, dilation, pads, size) -> array",
+            "(N, C, prod(kernel), *out) -> (N, C, *size): the adjoint of ``im2col`` (overlaps add up).",
+            composed_col2im,
+        ),
+        Kernel(
+            "max_pool_tiles",
+            "(x, kernel, out) -> array",
+            "(N, C, *S) -> (N, C, *out): the maximum of each non-overlapping ``kernel`` tile (stride == kernel, "
+            "no padding; a remainder past ``out`` tiles is ignored).",
+            _max_pool_tiles,
+        ),
+        Kernel(
+            "max_pool_tiles_grad",
+            "(gy, x, y, kernel, out) -> array",
+            "(N, C, *S) zeros with ``gy / ties`` at each tile's maxima of ``x`` (``y`` = ``max_pool_tiles(x)``).",
+            _max_pool_tiles_grad,
+        ),
+        Kernel(
+            "conv",
+            "(x, w, stride, dilation, pads, groups) -> array",
+            "Cross-correlation (N, C, *S) -> (N, O, *out), no bias. " + _GEOMETRY,
+            _conv,
+        ),
+        Kernel(
+            "conv_input_grad",
+            "(gy, w, size, stride, dilation, pads, groups) -> array",
+            "The gradient of ``conv`` with respect to ``x`` (spatial ``size``) for output gradient ``gy``.",
+            _conv_input_grad,
+        ),
+        Kernel(
+            "conv_weight_grad",
+            "(x, gy, kernel, stride, dilation, pads, groups) -> array",
+            "The gradient of ``conv`` with respect to ``w`` (spatial ``kernel``) for output gradient ``gy``.",
+            _conv_weight_grad,
+        ),
+    )
+}
+
+
+def call(device: Any, name: str, *args: Any) -> Any:
+    """Run kernel ``name`` on ``device``: the backend's native one, else the composed default."""
+    k = device.backend.kernels.get(name)
+    if k is not None:
+        return k(*args)
+    return KERNELS[name].default(device, *args)  # type: ignore[misc]
+
+
+def check_names(backend: Any) -> list[str]:
+    """The names in ``backend.kernels`` that no kernel declares (a typo would never be called)."""
+    return sorted(set(backend.kernels) - set(KERNELS))
