@@ -11,7 +11,7 @@ included, as every epoch pays it without ``persistent_workers``):
 
 Each framework runs in its own subprocess (so neither's imports, thread pools or start method affect
 the other) and the two are driven in alternating cycles (2 warm-up + ``--cycles`` timed; the first
-warm-up starts Lucid's forkserver), so load spikes hit both alike. The table shows medians; the ratios
+warm-up starts any forkserver), so load spikes hit both alike. The table shows medians; the ratios
 come from the same run. Targets: Lucid's 2 processes >= 1.7x faster than its 0 workers, and no slower
 than PyTorch's 2 processes. Run: ``python benchmarks/bench_data.py [--cycles 7] [--samples 256]``.
 """
