@@ -83,6 +83,14 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     # -- calling and hooks ---------------------------------------------------------------------------
+    def _run_forward_hook(self, hid: int, hook: Callable[..., Any], args: Any, kwargs: Any, result: Any) -> Any:
+        """``result`` after forward hook ``hid`` (a hook returning None keeps it)."""
+        if hid in self._forward_hooks_with_kwargs:
+            res = hook(self, args, kwargs, result)
+        else:
+            res = hook(self, args, result)
+        return result if res is None else res
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
@@ -111,12 +119,7 @@ class Module:
             for hid, hook in list(self._forward_hooks.items()):
                 if hid in self._forward_hooks_always_called:
                     called.add(hid)
-                if hid in self._forward_hooks_with_kwargs:
-                    res = hook(self, args, kwargs, result)
-                else:
-                    res = hook(self, args, result)
-                if res is not None:
-                    result = res
+                result = self._run_forward_hook(hid, hook, args, kwargs, result)
             if bw_hook is not None:
                 result = bw_hook.setup_output_hook(result)
             return result
@@ -126,12 +129,7 @@ class Module:
                 if hid not in self._forward_hooks_always_called or hid in called:
                     continue
                 try:
-                    if hid in self._forward_hooks_with_kwargs:
-                        res = hook(self, args, kwargs, result)
-                    else:
-                        res = hook(self, args, result)
-                    if res is not None:
-                        result = res
+                    result = self._run_forward_hook(hid, hook, args, kwargs, result)
                 except Exception as exc:  # noqa: BLE001 - the forward's error is the one to raise
                     warnings.warn(
                         "module forward hook with ``always_call=True`` raised an exception that was silenced as "
