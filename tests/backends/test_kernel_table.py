@@ -170,3 +170,22 @@ def test_numpy_max_pool_tiles_grad_is_bit_identical_on_exact_tilings(shape, kern
     got = kernels.call(dev, "max_pool_tiles_grad", gy, x, y, kernel, out)
     want = kernels.call(_composed(dev), "max_pool_tiles_grad", gy, x, y, kernel, out)
     assert got.tobytes() == want.tobytes()
+
+
+def test_conv_backward_skips_the_input_gradient_nobody_needs(device, monkeypatch):
+    import lucid_nn.functional as F
+    from lucid_core import kernels
+
+    calls = []
+    real = kernels.call
+
+    def spy(dev, name, *args):
+        calls.append(name)
+        return real(dev, name, *args)
+
+    monkeypatch.setattr(kernels, "call", spy)
+    x = lc.randn(2, 1, 6, 6, device=device)  # data: no gradient wanted
+    w = lc.randn(3, 1, 3, 3, device=device, requires_grad=True)
+    F.conv2d(x, w).sum().backward()
+    assert "conv_weight_grad" in calls and "conv_input_grad" not in calls
+    assert w.grad is not None and w.grad.shape == w.shape

@@ -83,8 +83,9 @@ class _Conv(lc.Function):
     @staticmethod
     def backward(ctx, gy):
         x, w, stride, dilation, pads, groups = ctx.inputs
-        gx = _ConvInputGrad.apply(gy, w, tuple(x.shape[2:]), stride, dilation, pads, groups)
-        gw = _ConvWeightGrad.apply(x, gy, tuple(w.shape[2:]), stride, dilation, pads, groups)
+        need_x, need_w = ctx.needs_input_grad[:2]  # the first layer's input (the data) needs none
+        gx = _ConvInputGrad.apply(gy, w, tuple(x.shape[2:]), stride, dilation, pads, groups) if need_x else None
+        gw = _ConvWeightGrad.apply(x, gy, tuple(w.shape[2:]), stride, dilation, pads, groups) if need_w else None
         return gx, gw, None, None, None, None
 
 
@@ -100,8 +101,9 @@ class _ConvInputGrad(lc.Function):
     @staticmethod
     def backward(ctx, h):
         gy, w, _, stride, dilation, pads, groups = ctx.inputs
-        d_gy = _Conv.apply(h, w, stride, dilation, pads, groups)
-        d_w = _ConvWeightGrad.apply(h, gy, tuple(w.shape[2:]), stride, dilation, pads, groups)
+        need_gy, need_w = ctx.needs_input_grad[:2]
+        d_gy = _Conv.apply(h, w, stride, dilation, pads, groups) if need_gy else None
+        d_w = _ConvWeightGrad.apply(h, gy, tuple(w.shape[2:]), stride, dilation, pads, groups) if need_w else None
         return d_gy, d_w, None, None, None, None, None
 
 
@@ -117,8 +119,9 @@ class _ConvWeightGrad(lc.Function):
     @staticmethod
     def backward(ctx, h):
         x, gy, _, stride, dilation, pads, groups = ctx.inputs
-        d_x = _ConvInputGrad.apply(gy, h, tuple(x.shape[2:]), stride, dilation, pads, groups)
-        d_gy = _Conv.apply(x, h, stride, dilation, pads, groups)
+        need_x, need_gy = ctx.needs_input_grad[:2]
+        d_x = _ConvInputGrad.apply(gy, h, tuple(x.shape[2:]), stride, dilation, pads, groups) if need_x else None
+        d_gy = _Conv.apply(x, h, stride, dilation, pads, groups) if need_gy else None
         return d_x, d_gy, None, None, None, None, None
 
 
