@@ -513,8 +513,11 @@ def test_masks_and_writes_work_on_the_strict_backend(strict):
     v[0] = 1.0
     assert z.tolist()[0] == [1.0, 1.0]
     y = x * 1.0
-    y[lc.asarray([1, 1, 0], device=strict)] = lc.asarray([[5.0], [5.0], [-1.0]], device=strict)  # integer arrays
+    y[lc.asarray([1, 0], device=strict)] = lc.asarray([[5.0], [-1.0]], device=strict)  # integer arrays
     assert y.tolist() == [[-1.0, -1.0], [5.0, 5.0]]
+    with pytest.raises(IndexError, match="cannot choose between values assigned twice"):
+        y[lc.asarray([1, 1], device=strict)] = lc.asarray([[6.0], [7.0]], device=strict)
+    assert y.tolist() == [[-1.0, -1.0], [5.0, 5.0]]  # nothing was written
     assert lc.gradcheck(
         lambda a, v: _int_set(a * 1.0, lc.asarray([2, 0], device=strict), v * v),
         [f64(strict, [[0.5, 1.0], [2.0, -1.0], [0.3, 0.1]]), f64(strict, [[1.0, 2.0], [3.0, 4.0]])],

@@ -67,16 +67,21 @@ def _setitem(device: Any, x: Any, key: Any, value: Any) -> Any:
 
 def _scatter_set(device: Any, array: Any, key: Any, value: Any) -> Any:
     """``array`` with ``value`` at an integer-array ``key``, in standard functions: scatter-add the values
-    and a count, keep the old element where nothing landed (a repeated position gets the mean)."""
+    and a count, keep the old element where nothing landed. A position named twice has no single right
+    answer in standard functions (NumPy keeps the last, PyTorch leaves it undefined), so it raises."""
     xp = device.xp
     region = call(device, "getitem", array, key)
     dtype = array.dtype
     values = xp.broadcast_to(xp.asarray(value, dtype=dtype), region.shape)
     count = call(device, "index_add", xp.zeros(array.shape, dtype=dtype), key, xp.ones(region.shape, dtype=dtype))
+    if bool(xp.any(count > 1)):
+        raise IndexError(
+            f"setitem: backend {device.backend.name!r} assigns through integer-array keys by a scatter, which "
+            "cannot choose between values assigned twice to one position; use distinct indices, or register "
+            "a native kernels['setitem']"
+        )
     total = call(device, "index_add", xp.zeros(array.shape, dtype=dtype), key, values)
-    hit = count > 0
-    safe = xp.where(hit, count, xp.ones_like(count))
-    return xp.where(hit, total // safe if xp.isdtype(dtype, "integral") else total / safe, array)
+    return xp.where(count > 0, total, array)
 
 
 def _getitem(device: Any, x: Any, key: Any) -> Any:
