@@ -62,6 +62,7 @@ from ._registry import (
     unregister_backend,
 )
 from ._tensor import Parameter, Tensor
+from ._typing import DeviceLike, DTypeLike
 from .backend import ArrayAPIBackend, Backend, Device, evaluate
 from .hookspecs import hookimpl
 from .ops.complex import *  # noqa: F403
@@ -107,6 +108,7 @@ def eval(*tensors: Tensor) -> None:  # noqa: A001 - MLX's name
 
 __all__ = [
     "Function", "Tensor", "Parameter", "DType", "Backend", "ArrayAPIBackend", "Device", "PluginError",
+    "DeviceLike", "DTypeLike",
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128",
