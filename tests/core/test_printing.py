@@ -1,4 +1,5 @@
-"""Printing tensors: PyTorch's layout, from fixtures PyTorch wrote (``make_print_reference.py``), without NumPy.
+"""Printing tensors: PyTorch's layout, without NumPy, from fixtures PyTorch wrote
+(``fixtures/generate_print_reference.py``).
 
 What is compared: the whole text of ``repr``. The fixture's ``expected`` is PyTorch's own code laying out
 PyTorch's text of the values with Lucid's suffixes. Lucid always shows ``dtype=`` and ``device=`` (PyTorch
@@ -17,6 +18,7 @@ import pytest
 
 import lucid_core as lc
 from lucid_core import _format
+from tests.core.fixtures.print_cases import wave_values
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "print_reference.json").read_text())
 CASES = {case["name"]: case for case in REFERENCE["cases"]}
@@ -32,11 +34,6 @@ def _value(v: Any) -> Any:
     return v
 
 
-def _wave(n: int) -> list[float]:
-    """The same values as ``make_print_reference.wave_values``."""
-    return [((i * 7919) % 2001 - 1000) / 256 for i in range(n)]
-
-
 def build(case: dict[str, Any], device: lc.Device) -> lc.Tensor:
     dtype = getattr(lc, case["dtype"])
     shape = tuple(case["shape"])
@@ -45,7 +42,7 @@ def build(case: dict[str, Any], device: lc.Device) -> lc.Tensor:
     if math.prod(shape) == 0:
         t = lc.zeros(shape, dtype=dtype, device=device)
     elif case["values"] == "wave":
-        t = lc.reshape(lc.asarray(_wave(math.prod(shape)), dtype=dtype, device=device), shape)
+        t = lc.reshape(lc.asarray(wave_values(math.prod(shape)), dtype=dtype, device=device), shape)
     else:
         t = lc.asarray(_value(case["values"]), dtype=dtype, device=device)
     assert t.shape == shape

@@ -22,7 +22,7 @@ from lucid_data import (
     WeightedRandomSampler,
 )
 
-REF = json.loads(pathlib.Path(__file__).with_name("torch_reference.json").read_text())
+REF = json.loads((pathlib.Path(__file__).parent / "fixtures" / "torch_reference.json").read_text())
 
 
 def test_sampler_is_abstract():

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import lucid_core as lc
 from lucid_data import Subset, TensorDataset, random_split
 
-REF = json.loads(pathlib.Path(__file__).with_name("torch_reference.json").read_text())
+REF = json.loads((pathlib.Path(__file__).parent / "fixtures" / "torch_reference.json").read_text())
 
 
 def _indices(parts: list[Subset]) -> list[list[int]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -13,37 +14,11 @@ from hypothesis import strategies as st
 import lucid_core as lc
 import lucid_nn as nn
 from lucid_nn import functional as F
+from tests.nn.fixtures.activation_cases import ACTIVATIONS
 
 FIX = json.loads((Path(__file__).parent / "fixtures" / "nn_a.json").read_text())
+FUNCS = {name: partial(case, F) for name, case in ACTIVATIONS.items()}  # the cases PyTorch ran, on Lucid
 
-FUNCS = {
-    "relu": lambda v: F.relu(v),
-    "relu6": lambda v: F.relu6(v),
-    "leaky_relu": lambda v: F.leaky_relu(v, 0.2),
-    "elu": lambda v: F.elu(v, 1.5),
-    "selu": lambda v: F.selu(v),
-    "celu": lambda v: F.celu(v, 0.7),
-    "gelu": lambda v: F.gelu(v),
-    "gelu_tanh": lambda v: F.gelu(v, approximate="tanh"),
-    "silu": lambda v: F.silu(v),
-    "mish": lambda v: F.mish(v),
-    "sigmoid": lambda v: F.sigmoid(v),
-    "tanh": lambda v: F.tanh(v),
-    "hardtanh": lambda v: F.hardtanh(v, -2.0, 1.5),
-    "hardsigmoid": lambda v: F.hardsigmoid(v),
-    "hardswish": lambda v: F.hardswish(v),
-    "softplus": lambda v: F.softplus(v),
-    "softplus_beta": lambda v: F.softplus(v, beta=2.0, threshold=5.0),
-    "softsign": lambda v: F.softsign(v),
-    "logsigmoid": lambda v: F.logsigmoid(v),
-    "softmax0": lambda v: F.softmax(v, 0),
-    "softmax1": lambda v: F.softmax(v, 1),
-    "log_softmax1": lambda v: F.log_softmax(v, 1),
-    "log_softmax0": lambda v: F.log_softmax(v, 0),
-    "softmin1": lambda v: F.softmin(v, 1),
-    "glu": lambda v: F.glu(v, -1),
-    "glu0": lambda v: F.glu(v[:2], 0),
-}
 
 MODULES = {
     "relu": nn.ReLU(), "relu6": nn.ReLU6(), "leaky_relu": nn.LeakyReLU(0.2), "elu": nn.ELU(1.5), "selu": nn.SELU(),

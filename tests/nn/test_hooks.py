@@ -1,6 +1,6 @@
 """Autograd hooks as PyTorch has them: Tensor.register_hook, retain_grad, Module forward and backward hooks.
 
-The scenarios in ``fixtures/hook_scenarios.py`` run here on Lucid and were run once on PyTorch
+The scenarios in ``fixtures/hook_cases.py`` run here on Lucid and were run once on PyTorch
 (``fixtures/generate_nn_c.py``); the event logs (which hook ran, in what order, with what gradients)
 must match.
 """
@@ -8,7 +8,6 @@ must match.
 from __future__ import annotations
 
 import gc
-import importlib.util
 import json
 import weakref
 from pathlib import Path
@@ -19,12 +18,10 @@ import pytest
 
 import lucid_core as lc
 import lucid_nn as nn
+from tests.nn.fixtures import hook_cases as scenarios
 
 HERE = Path(__file__).parent / "fixtures"
 LOGS = json.loads((HERE / "nn_c.json").read_text())["hooks"]
-_spec = importlib.util.spec_from_file_location("hook_scenarios", HERE / "hook_scenarios.py")
-scenarios = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(scenarios)
 
 
 @pytest.fixture

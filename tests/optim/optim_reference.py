@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 import lucid_core as lc
 import lucid_optim as optim
+from tests.optim.fixtures import cases
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-_spec = importlib.util.spec_from_file_location("lucid_optim_test_cases", FIXTURES / "cases.py")
-cases: Any = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(cases)
 
 TOLERANCE = {"float64": dict(rtol=1e-10, atol=1e-12), "float32": dict(rtol=1e-5, atol=1e-6)}
 

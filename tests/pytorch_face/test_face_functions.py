@@ -1,5 +1,5 @@
-"""Each face function and method against PyTorch: ``face_cases.py`` runs with ``lucid`` here and with PyTorch
-in ``make_torch_fixtures.py`` (fixtures/functions.npz), and the results agree."""
+"""Each face function and method against PyTorch: ``fixtures/face_cases.py`` runs with ``lucid`` here and with
+PyTorch in ``fixtures/generate_fixtures.py`` (fixtures/functions.npz), and the results agree."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 import lucid
 import lucid_core
+from tests.pytorch_face.fixtures import face_cases
 
-from . import face_cases
 from .conftest import HERE
 
 with np.load(HERE / "fixtures" / "functions.npz") as _f:

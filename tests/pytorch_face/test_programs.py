@@ -1,7 +1,7 @@
 """Our own PyTorch-idiom programs (tests/pytorch_face/programs, PyTorch spelling) run through the rule
 (``torch`` -> ``lucid``) and give PyTorch's numbers: losses, logits, every gradient, training trajectories.
 
-The fixtures were generated once from PyTorch 2.13 by ``make_torch_fixtures.py``, in float64, from the
+The fixtures were generated once from PyTorch 2.13 by ``fixtures/generate_fixtures.py``, in float64, from the
 same initial weights; here the weights are copied in with ``load_state_dict``.
 """
 
