@@ -10,7 +10,8 @@ namespace follows the Array API standard), layers ``lucid_nn``'s, optimizers ``l
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import os
+from typing import Any, BinaryIO
 
 from lucid_core import *  # noqa: F403 - the engine's namespace; the names below adapt it to PyTorch's
 from lucid_core import DType as dtype  # noqa: N813 - PyTorch's name for the dtype type
@@ -78,14 +79,14 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | _SUBMODULES)
 
 
-def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
+def save(obj: Any, f: str | os.PathLike[str] | BinaryIO, *args: Any, **kwargs: Any) -> None:
     """``lucid.save(state_dict, path)``: write tensors (or nested dicts of them) as safetensors (no pickle)."""
     import lucid_nn
 
     return lucid_nn.save(obj, f, *args, **kwargs)
 
 
-def load(f: Any, *args: Any, **kwargs: Any) -> Any:
+def load(f: str | os.PathLike[str] | BinaryIO, *args: Any, **kwargs: Any) -> Any:
     """``lucid.load(path, map_location=None)``: read what :func:`save` wrote (safetensors: always weights only)."""
     import lucid_nn
 

@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import lucid_core as lc
 from lucid_core import Tensor
 
 
-def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def tensor(
+    data: Any, *, dtype: lc.DTypeLike = None, device: lc.DeviceLike = None, requires_grad: bool = False
+) -> Tensor:
     """A copy of ``data`` on ``device`` (the default device when None, even for another library's array)."""
     return lc.tensor(data, dtype=dtype, device=lc.get_default_device() if device is None else device,
                      requires_grad=requires_grad)  # fmt: skip
@@ -20,7 +23,7 @@ def from_numpy(ndarray: Any) -> Tensor:
     return lc.asarray(ndarray)
 
 
-def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+def as_tensor(data: Any, dtype: lc.DTypeLike = None, device: lc.DeviceLike = None) -> Tensor:
     """``data`` as a tensor, without a copy where possible."""
     return (
         data
@@ -30,7 +33,13 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
 
 
 def arange(
-    start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    start: float,
+    end: float | None = None,
+    step: float = 1,
+    *,
+    dtype: lc.DTypeLike = None,
+    device: lc.DeviceLike = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """``start, start + step, ...`` below ``end``: int64 when every bound is an int, else float32 (PyTorch's rule)."""
     bounds = (start, end, step)
@@ -40,7 +49,14 @@ def arange(
     return out.requires_grad_() if requires_grad else out
 
 
-def randint(low: int, high: Any = None, size: Any = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+def randint(
+    low: int,
+    high: int | Sequence[int] | None = None,
+    size: Sequence[int] | None = None,
+    *,
+    dtype: lc.DTypeLike = None,
+    device: lc.DeviceLike = None,
+) -> Tensor:
     """Integers in ``[low, high)``; ``randint(high, size)`` draws from ``[0, high)``, as PyTorch allows."""
     if size is None:
         if not isinstance(high, (tuple, list)):
@@ -49,19 +65,25 @@ def randint(low: int, high: Any = None, size: Any = None, *, dtype: Any = None, 
     return lc.randint(low, high, tuple(size), dtype=dtype or lc.int64, device=device)
 
 
-def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def rand_like(
+    input: Tensor, *, dtype: lc.DTypeLike = None, device: lc.DeviceLike = None, requires_grad: bool = False
+) -> Tensor:
     """Uniform samples in [0, 1) with ``input``'s shape, dtype and device."""
     return lc.rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def randn_like(
+    input: Tensor, *, dtype: lc.DTypeLike = None, device: lc.DeviceLike = None, requires_grad: bool = False
+) -> Tensor:
     """Standard normal samples with ``input``'s shape, dtype and device."""
     return lc.randn(
         *input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad
     )
 
 
-def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+def randint_like(
+    input: Tensor, low: int, high: int | None = None, *, dtype: lc.DTypeLike = None, device: lc.DeviceLike = None
+) -> Tensor:
     """Integers in ``[low, high)`` (``[0, low)`` with one bound) with ``input``'s shape, dtype and device."""
     if high is None:
         low, high = 0, low
@@ -114,7 +136,14 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     return idx if input.ndim == 2 else idx.reshape(-1)
 
 
-def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+def normal(
+    mean: float | Tensor = 0.0,
+    std: float | Tensor = 1.0,
+    size: Sequence[int] | None = None,
+    *,
+    dtype: lc.DTypeLike = None,
+    device: lc.DeviceLike = None,
+) -> Tensor:
     """Samples of N(mean, std²): tensors of means/stds broadcast, or numbers with ``size``."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         like = mean if isinstance(mean, Tensor) else std

@@ -25,7 +25,7 @@ class device(metaclass=_DeviceType):  # noqa: N801 - PyTorch's name
     ``isinstance(x.device, lucid.device)`` holds for every tensor's device.
     """
 
-    def __new__(cls, type: Any, index: int | None = None) -> Device:
+    def __new__(cls, type: Device | str, index: int | None = None) -> Device:
         if isinstance(type, Device):
             return type
         if index not in (None, 0):

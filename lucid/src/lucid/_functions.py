@@ -75,12 +75,12 @@ def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     return lc.reshape(input, tuple(shape))
 
 
-def repeat(input: Tensor, *sizes: Any) -> Tensor:
+def repeat(input: Tensor, *sizes: int | Sequence[int]) -> Tensor:
     """Tile ``input`` (as ``x.repeat``); PyTorch has only the method, Lucid offers both for symmetry."""
     return input.repeat(*sizes)
 
 
-def repeat_interleave(input: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
+def repeat_interleave(input: Tensor, repeats: int | Tensor, dim: int | None = None) -> Tensor:
     """Repeat each element ``repeats`` times along ``dim`` (of the flattened tensor when None)."""
     return lc.repeat(input, repeats, axis=dim)
 
@@ -96,7 +96,7 @@ def flip(input: Tensor, dims: Sequence[int]) -> Tensor:
     return lc.flip(input, axis=tuple(dims) if not isinstance(dims, int) else dims)
 
 
-def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
     """Shift elements cyclically along ``dims``."""
     return lc.roll(input, shifts, axis=dims)
 
@@ -108,7 +108,7 @@ def diff(
     return lc.diff(input, axis=dim, n=n, prepend=prepend, append=append)
 
 
-def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
+def where(condition: Tensor, input: Tensor | complex | None = None, other: Tensor | complex | None = None) -> Any:
     """``input`` where ``condition`` holds, ``other`` elsewhere; with only ``condition``, its nonzero indices."""
     if input is None and other is None:
         return lc.nonzero(condition)
@@ -126,7 +126,9 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and builtins.bool(lc.all(lc.equal(input, other)).item())
 
 
-def isclose(input: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+def isclose(
+    input: Tensor, other: Tensor | complex, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
     """Element-wise ``|input - other| <= atol + rtol * |other|`` (NaNs equal with ``equal_nan``)."""
     other = other if isinstance(other, Tensor) else lc.asarray(other, dtype=input.dtype, device=input.device)
     if input.dtype.kind not in "fc":
@@ -138,7 +140,9 @@ def isclose(input: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
     return close
 
 
-def allclose(input: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+def allclose(
+    input: Tensor, other: Tensor | complex, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
     """Whether every element is close (see :func:`isclose`); a Python bool."""
     return builtins.bool(lc.all(isclose(input, other, rtol, atol, equal_nan)).item())
 
@@ -153,14 +157,14 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     return lc.triu(input, k=diagonal)
 
 
-def einsum(equation: str, *operands: Any) -> Tensor:
+def einsum(equation: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
     """Einstein summation; operands as separate arguments or one list, as PyTorch accepts both."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     return lc.einsum(equation, *operands)
 
 
-def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+def meshgrid(*tensors: Tensor | Sequence[Tensor], indexing: str = "ij") -> tuple[Tensor, ...]:
     """Coordinate grids; ``indexing="ij"`` by default, as PyTorch (the standard's default is ``"xy"``)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
@@ -174,7 +178,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return lc.take_along_axis(input, indices, axis=dim)
 
 
-def searchsorted(sorted_sequence: Tensor, values: Any, *, right: bool = False, side: str | None = None) -> Tensor:
+def searchsorted(
+    sorted_sequence: Tensor, values: Tensor | float | Sequence[float], *, right: bool = False, side: str | None = None
+) -> Tensor:
     """Insertion points of ``values`` in the 1-D ``sorted_sequence``."""
     if not isinstance(values, Tensor):
         values = lc.asarray(values, dtype=sorted_sequence.dtype, device=sorted_sequence.device)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import lucid_core as lc
@@ -25,7 +26,7 @@ class set_grad_enabled:  # noqa: N801 - PyTorch's name
     def __exit__(self, *exc: object) -> None:
         self._ctx.__exit__(None, None, None)
 
-    def __call__(self, fn: Any) -> Any:
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         self.__exit__()  # as a decorator it switches per call, not at decoration time
         mode = self.mode
 
@@ -51,7 +52,7 @@ class inference_mode(lc.no_grad):  # noqa: N801 - PyTorch's name
         if self.mode:
             super().__exit__(*exc)
 
-    def __call__(self, fn: Any) -> Any:
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         mode = self.mode
 
         @functools.wraps(fn)

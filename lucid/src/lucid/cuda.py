@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import lucid_core as lc
 
 from ._device import _gpu, has_cuda
@@ -30,7 +28,7 @@ def current_device() -> int:
     return 0
 
 
-def get_device_name(device: Any = None) -> str:
+def get_device_name(device: lc.DeviceLike | int = None) -> str:
     """The GPU device's name."""
     gpu = _gpu()
     if gpu is None or not has_cuda():
@@ -46,7 +44,7 @@ def manual_seed(seed: int) -> None:
 manual_seed_all = manual_seed
 
 
-def synchronize(device: Any = None) -> None:
+def synchronize(device: lc.DeviceLike | int = None) -> None:
     """Wait for queued GPU work (Lucid's lazy backends compute when a value is read; nothing to wait for)."""
 
 

@@ -34,6 +34,9 @@ from . import _shm  # noqa: F401 - registers the tensor reducer used by process 
 from ._collate import default_collate
 from .dataset import ConcatDataset, StackDataset, Subset, TensorDataset, normalize_index
 
+#: A DataLoader's ``multiprocessing_context``: None (the default start method), a start method's name, or a context.
+MPContext = str | multiprocessing.context.BaseContext | None
+
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 WORKER_NAME_PREFIX = "lucid_data_worker"
@@ -343,7 +346,13 @@ class _ThreadWorkers:
     kind = "thread"
 
     def __init__(
-        self, fetcher: Fetcher, iterable: bool, num_workers: int, base_seed: int, worker_init_fn: Any, **_: Any
+        self,
+        fetcher: Fetcher,
+        iterable: bool,
+        num_workers: int,
+        base_seed: int,
+        worker_init_fn: Callable[[int], None] | None,
+        **_: Any,
     ) -> None:
         evaluate_dataset_tensors(fetcher.dataset)  # lazy tensors made here cannot be evaluated in a worker
         self._inboxes: list[queue.SimpleQueue[Any]] = [queue.SimpleQueue() for _ in range(num_workers)]
@@ -413,7 +422,7 @@ def default_start_method() -> str:
 _preload_set = False
 
 
-def mp_context(spec: Any) -> multiprocessing.context.BaseContext:
+def mp_context(spec: MPContext) -> multiprocessing.context.BaseContext:
     """The multiprocessing context for ``spec`` (None, a start method's name, or a context)."""
     global _preload_set
     if spec is None:
@@ -514,8 +523,8 @@ class _ProcessWorkers:
         iterable: bool,
         num_workers: int,
         base_seed: int,
-        worker_init_fn: Any,
-        multiprocessing_context: Any = None,
+        worker_init_fn: Callable[[int], None] | None,
+        multiprocessing_context: MPContext = None,
     ) -> None:
         ctx = mp_context(multiprocessing_context)
         # with "fork" the dataset is inherited, not sent as bytes: its lazy arrays must not cross unevaluated
@@ -658,7 +667,7 @@ class WorkerIterator:
         worker_init_fn: Callable[[int], None] | None,
         timeout: float,
         persistent: bool,
-        multiprocessing_context: Any,
+        multiprocessing_context: MPContext,
     ) -> None:
         pool_type = _ProcessWorkers if worker_type == "process" else _ThreadWorkers
         self._closed = True

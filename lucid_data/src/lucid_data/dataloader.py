@@ -8,7 +8,7 @@ from typing import Any
 
 from ._collate import default_collate
 from ._rng import check_seed, worker_base_seed
-from ._workers import WORKER_TYPES, Fetcher, WorkerIterator, mp_context
+from ._workers import WORKER_TYPES, Fetcher, MPContext, WorkerIterator, mp_context
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, check_positive_int
 
@@ -65,7 +65,7 @@ class DataLoader:
         *,
         worker_type: str = "process",
         worker_init_fn: Callable[[int], None] | None = None,
-        multiprocessing_context: Any = None,
+        multiprocessing_context: MPContext = None,
         persistent_workers: bool = False,
         timeout: float = 0,
         pin_memory: bool = False,

@@ -99,7 +99,7 @@ class TensorDataset(Dataset):
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
 
-    def to(self, device: Any) -> TensorDataset:
+    def to(self, device: lc.DeviceLike) -> TensorDataset:
         """Move every tensor to ``device`` (in place, as ``Module.to`` does); returns self."""
         self.tensors = tuple(t.to(device) for t in self.tensors)
         return self
@@ -143,7 +143,7 @@ class Subset(Dataset):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         return getattr(dataset, name)
 
-    def to(self, device: Any) -> Subset:
+    def to(self, device: lc.DeviceLike) -> Subset:
         """Move the underlying dataset to ``device`` (it must have ``.to``); returns self."""
         if not hasattr(self.dataset, "to"):
             raise AttributeError(f"Subset.to: the underlying {type(self.dataset).__name__} has no .to(device)")

@@ -461,7 +461,7 @@ class Module:
                     m._buffers[k] = b
         return self
 
-    def to(self, device: Any = None, dtype: lc.DType | None = None) -> Module:
+    def to(self, device: lc.DeviceLike | lc.DType = None, dtype: lc.DType | None = None) -> Module:
         """Move parameters and buffers to ``device`` and/or cast floating ones to ``dtype``, in place; returns self."""
         if isinstance(device, lc.DType):
             device, dtype = None, device

@@ -19,7 +19,7 @@ import struct
 import tempfile
 import warnings
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 import safetensors
@@ -28,6 +28,10 @@ import lucid_core as lc
 from lucid_core import Tensor
 
 from .module import Module
+
+#: Where :func:`load` puts tensors: a device (or its name; None: where each was saved), a dict from saved device
+#: names to targets, or a callable ``fn(tensor, saved_device_name)`` returning the tensor to use (or None).
+MapLocation = lc.DeviceLike | Mapping[str, lc.DeviceLike] | Callable[[Tensor, str | None], Tensor | None]
 
 # lucid dtype name -> safetensors header code
 _DTYPES: dict[str, str] = {
@@ -45,7 +49,7 @@ def _tensor_bytes(t: Tensor, key: str) -> bytes:
 
 
 def _tensor_from_bytes(
-    data: bytes | bytearray, code: str, shape: list[int], device: Any, key: str, path: str
+    data: bytes | bytearray, code: str, shape: list[int], device: lc.DeviceLike, key: str, path: str
 ) -> Tensor:
     if code not in _FROM_CODE:
         raise ValueError(f"load: {path}: tensor {key!r} has dtype {code}, which Lucid cannot load")
@@ -249,7 +253,7 @@ def _header(data: bytes, path: str, who: str) -> dict[str, Any]:
         raise ValueError(f"{who}: {path} is not a valid safetensors file: {exc}") from None
 
 
-def _target_device(map_location: Any, saved: str | None, t: Tensor | None = None) -> Any:
+def _target_device(map_location: MapLocation, saved: str | None, t: Tensor | None = None) -> Any:
     """Where a tensor saved from device ``saved`` goes (None: the default device)."""
     if map_location is None:
         if saved is None:
@@ -270,10 +274,10 @@ def _target_device(map_location: Any, saved: str | None, t: Tensor | None = None
 
 def load(
     f: str | os.PathLike[str] | BinaryIO,
-    map_location: Any = None,
+    map_location: MapLocation = None,
     weights_only: bool = True,
     *,
-    device: Any = None,
+    device: lc.DeviceLike = None,
 ) -> Any:
     """Read what :func:`save` wrote (or any safetensors file); PyTorch's ``torch.load`` for Lucid.
 

@@ -195,7 +195,7 @@ def _scalar_case(x: Tensor) -> bool:
     return x.ndim == 0
 
 
-def softmax(x: Tensor, dim: int | None = None, dtype: lc.DType | None = None) -> Tensor:
+def softmax(x: Tensor, dim: int | None = None, dtype: lc.DTypeLike = None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim`` (max-shifted: no overflow)."""
     _check(x, "softmax")
     if dtype is not None:
@@ -205,7 +205,7 @@ def softmax(x: Tensor, dim: int | None = None, dtype: lc.DType | None = None) ->
     return _Softmax.apply(x, _axis(x, dim, "softmax"))
 
 
-def log_softmax(x: Tensor, dim: int | None = None, dtype: lc.DType | None = None) -> Tensor:
+def log_softmax(x: Tensor, dim: int | None = None, dtype: lc.DTypeLike = None) -> Tensor:
     """x - logsumexp(x) along ``dim``, computed in one stable pass."""
     _check(x, "log_softmax")
     if dtype is not None:
@@ -215,7 +215,7 @@ def log_softmax(x: Tensor, dim: int | None = None, dtype: lc.DType | None = None
     return _LogSoftmax.apply(x, _axis(x, dim, "log_softmax"))
 
 
-def softmin(x: Tensor, dim: int | None = None, dtype: lc.DType | None = None) -> Tensor:
+def softmin(x: Tensor, dim: int | None = None, dtype: lc.DTypeLike = None) -> Tensor:
     """softmax(-x) along ``dim``."""
     return softmax(-_check(x, "softmin"), dim, dtype)
 

@@ -8,7 +8,6 @@ __all__ = [
     "Softmax", "LogSoftmax", "Softmin", "GLU",
 ]  # fmt: skip
 
-from typing import Any
 
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
@@ -95,7 +94,9 @@ class LeakyReLU(Module):
 class PReLU(Module):
     """Leaky ReLU with learned slopes: one shared, or one per channel (axis 1); initialised to ``init``."""
 
-    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self, num_parameters: int = 1, init: float = 0.25, device: lc.DeviceLike = None, dtype: lc.DTypeLike = None
+    ) -> None:
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init

@@ -34,8 +34,8 @@ class _ConvNd(Module):
         bias: bool = True,
         padding_mode: str = "zeros",
         output_padding: int | Sequence[int] = 0,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__()
         name = type(self).__name__
@@ -122,8 +122,8 @@ class _Conv(_ConvNd):
         groups: int = 1,
         bias: bool = True,
         padding_mode: str = "zeros",
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__(
             in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
@@ -186,8 +186,8 @@ class _ConvTranspose(_ConvNd):
         bias: bool = True,
         dilation: int | Sequence[int] = 1,
         padding_mode: str = "zeros",
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__(
             in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,

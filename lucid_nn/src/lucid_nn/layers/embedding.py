@@ -4,7 +4,6 @@ from __future__ import annotations
 
 __all__ = ["Embedding"]
 
-from typing import Any
 
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
@@ -30,8 +29,8 @@ class Embedding(Module):
         max_norm: float | None = None,
         norm_type: float = 2.0,
         _weight: Tensor | None = None,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__()
         if padding_idx is not None:

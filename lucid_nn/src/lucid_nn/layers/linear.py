@@ -6,7 +6,6 @@ __all__ = ["Linear", "Bilinear", "Flatten", "Unflatten"]
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
@@ -28,7 +27,12 @@ class Linear(Module):
     """
 
     def __init__(
-        self, in_features: int, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__()
         self.in_features = in_features
@@ -60,8 +64,8 @@ class Bilinear(Module):
         in2_features: int,
         out_features: int,
         bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__()
         self.in1_features = in1_features

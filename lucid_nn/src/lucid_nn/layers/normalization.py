@@ -14,7 +14,6 @@ __all__ = [
 ]
 
 from collections.abc import Sequence
-from typing import Any
 
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
@@ -25,7 +24,7 @@ from ..module import Module
 
 
 def _affine_parameters(
-    module: Module, shape: tuple[int, ...], affine: bool, bias: bool | None, dtype: Any, device: Any
+    module: Module, shape: tuple[int, ...], affine: bool, bias: bool | None, dtype: lc.DTypeLike, device: lc.DeviceLike
 ) -> None:
     """Register ``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None placeholders, as PyTorch's norms do.
 
@@ -55,8 +54,8 @@ class _NormBase(Module):
         momentum: float | None = 0.1,
         affine: bool = True,
         track_running_stats: bool = True,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
         *,
         bias: bool = True,
     ) -> None:
@@ -162,8 +161,8 @@ class _InstanceNorm(_NormBase):
         momentum: float | None = 0.1,
         affine: bool = False,
         track_running_stats: bool = False,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
         *,
         bias: bool = True,
     ) -> None:
@@ -212,8 +211,8 @@ class LayerNorm(Module):
         eps: float = 1e-5,
         elementwise_affine: bool = True,
         bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
@@ -240,8 +239,8 @@ class GroupNorm(Module):
         num_channels: int,
         eps: float = 1e-5,
         affine: bool = True,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
         *,
         bias: bool = True,
     ) -> None:
@@ -272,8 +271,8 @@ class RMSNorm(Module):
         normalized_shape: int | Sequence[int],
         eps: float | None = None,
         elementwise_affine: bool = True,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)

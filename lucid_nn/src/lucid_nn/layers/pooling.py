@@ -130,7 +130,7 @@ class AvgPool2d(Module):
 
 
 class _Adaptive(Module):
-    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+    def __init__(self, output_size: int | Sequence[int | None], return_indices: bool = False) -> None:
         super().__init__()
         self.output_size = output_size
         self.return_indices = return_indices

@@ -66,8 +66,8 @@ class RNNBase(Module):
         dropout: float = 0.0,
         bidirectional: bool = False,
         proj_size: int = 0,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__()
         name = type(self).__name__
@@ -255,8 +255,8 @@ class RNN(RNNBase):
         batch_first: bool = False,
         dropout: float = 0.0,
         bidirectional: bool = False,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: unknown nonlinearity {nonlinearity!r}; expected 'tanh' or 'relu'")
@@ -288,8 +288,8 @@ class LSTM(RNNBase):
         dropout: float = 0.0,
         bidirectional: bool = False,
         proj_size: int = 0,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__(
             "LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, proj_size,
@@ -312,8 +312,8 @@ class GRU(RNNBase):
         batch_first: bool = False,
         dropout: float = 0.0,
         bidirectional: bool = False,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__(
             "GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
@@ -328,7 +328,13 @@ class RNNCellBase(Module):
     """Parameters ``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh`` of one recurrent cell, PyTorch's init."""
 
     def __init__(
-        self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device: Any = None, dtype: Any = None
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool,
+        num_chunks: int,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__()
         self.input_size = input_size
@@ -378,8 +384,8 @@ class RNNCell(RNNCellBase):
         hidden_size: int,
         bias: bool = True,
         nonlinearity: str = "tanh",
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: unknown nonlinearity {nonlinearity!r}; expected 'tanh' or 'relu'")
@@ -396,7 +402,12 @@ class LSTMCell(RNNCellBase):
     """One LSTM step with gates (i, f, g, o); ``forward(input, (h, c)=None)`` returns ``(h', c')``."""
 
     def __init__(
-        self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None, dtype: Any = None
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__(input_size, hidden_size, bias, 4, device=device, dtype=dtype)
 
@@ -409,7 +420,12 @@ class GRUCell(RNNCellBase):
     """One GRU step with gates (r, z, n); ``forward(input, hx=None)`` returns h'."""
 
     def __init__(
-        self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None, dtype: Any = None
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__(input_size, hidden_size, bias, 3, device=device, dtype=dtype)
 

@@ -54,8 +54,8 @@ class MultiheadAttention(Module):
         kdim: int | None = None,
         vdim: int | None = None,
         batch_first: bool = False,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0:
@@ -195,8 +195,8 @@ class TransformerEncoderLayer(Module):
         batch_first: bool = False,
         norm_first: bool = False,
         bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
@@ -287,8 +287,8 @@ class TransformerDecoderLayer(Module):
         batch_first: bool = False,
         norm_first: bool = False,
         bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
@@ -417,8 +417,8 @@ class Transformer(Module):
         batch_first: bool = False,
         norm_first: bool = False,
         bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
     ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
@@ -502,7 +502,7 @@ class Transformer(Module):
         )  # fmt: skip
 
     @staticmethod
-    def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
+    def generate_square_subsequent_mask(sz: int, device: lc.DeviceLike = None, dtype: lc.DTypeLike = None) -> Tensor:
         """A (sz, sz) float mask: 0 on and below the diagonal, -inf above (position i sees positions <= i)."""
         if isinstance(sz, bool) or not isinstance(sz, int) or sz < 0:
             raise ValueError(f"generate_square_subsequent_mask: sz must be a non-negative int, got {sz!r}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import lucid_core as lc
@@ -178,7 +178,7 @@ def checkpoint(
 
 
 def checkpoint_sequential(
-    functions: Any,
+    functions: Iterable[Callable[..., Any]],
     segments: int,
     input: Tensor,
     use_reentrant: bool | None = False,
