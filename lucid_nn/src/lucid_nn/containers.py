@@ -34,7 +34,7 @@ def _index(idx: Any, n: int, kind: str) -> int:
 class Sequential(Module):
     """Modules applied one after another: ``Sequential(a, b)`` or ``Sequential(OrderedDict(name=a))``."""
 
-    def __init__(self, *args: Any) -> None:
+    def __init__(self, *args: Module | dict[str, Module]) -> None:
         super().__init__()
         if len(args) == 1 and isinstance(args[0], (OrderedDict, dict)):
             for name, m in args[0].items():
@@ -236,7 +236,7 @@ class ModuleDict(Module):
 class ParameterList(Module):
     """A list of parameters, registered as ``"0"``, ``"1"``, ... (tensors are wrapped as Parameters)."""
 
-    def __init__(self, values: Iterable[Any] | None = None) -> None:
+    def __init__(self, values: Iterable[Tensor] | None = None) -> None:
         super().__init__()
         if values is not None:
             self.extend(values)
@@ -249,21 +249,21 @@ class ParameterList(Module):
             return type(self)(list(self._parameters.values())[idx])
         return self._parameters[str(_index(idx, len(self), "ParameterList"))]
 
-    def __setitem__(self, idx: int, value: Any) -> None:
+    def __setitem__(self, idx: int, value: Tensor) -> None:
         self.register_parameter(str(_index(idx, len(self), "ParameterList")), _as_param(value))
 
     def __iter__(self) -> Iterator[Parameter]:
         return iter(self._parameters.values())
 
-    def __iadd__(self, values: Iterable[Any]) -> ParameterList:
+    def __iadd__(self, values: Iterable[Tensor]) -> ParameterList:
         return self.extend(values)
 
-    def append(self, value: Any) -> ParameterList:
+    def append(self, value: Tensor) -> ParameterList:
         """Add a parameter at the end; returns self."""
         self.register_parameter(str(len(self)), _as_param(value))
         return self
 
-    def extend(self, values: Iterable[Any]) -> ParameterList:
+    def extend(self, values: Iterable[Tensor]) -> ParameterList:
         """Add parameters at the end; returns self."""
         for v in values:
             self.append(v)
@@ -276,7 +276,7 @@ class ParameterList(Module):
 class ParameterDict(Module):
     """An ordered dict of parameters (tensors are wrapped as Parameters)."""
 
-    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
+    def __init__(self, parameters: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None = None) -> None:
         super().__init__()
         if parameters is not None:
             self.update(parameters)
@@ -284,7 +284,7 @@ class ParameterDict(Module):
     def __getitem__(self, key: str) -> Parameter:
         return self._parameters[key]
 
-    def __setitem__(self, key: str, value: Any) -> None:
+    def __setitem__(self, key: str, value: Tensor) -> None:
         self.register_parameter(key, _as_param(value))
 
     def __delitem__(self, key: str) -> None:
@@ -315,7 +315,7 @@ class ParameterDict(Module):
         """Remove the parameter under key and return it."""
         return self._parameters.pop(key)
 
-    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+    def update(self, parameters: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]]) -> None:
         """Add parameters from a mapping or from (key, parameter) pairs."""
         items = parameters.items() if isinstance(parameters, Mapping) else parameters
         for k, v in items:
