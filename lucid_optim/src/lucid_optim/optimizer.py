@@ -44,10 +44,9 @@ class Optimizer:
             ``{"params": [...], **hyperparameters}`` (one per parameter group).
         defaults: every hyperparameter the optimizer understands, with the value for groups that do not
             set their own; a group naming any other key is an error (a typo would otherwise be ignored).
-        overrides: the seed's ``defaults=`` keyword of the concrete optimizers: values that replace
-            ``defaults``'. A key it does not know raises, and so does one whose keyword argument was also
-            given, with another value (the keyword's value differs from both its declared default and
-            the override's).
+        overrides: what a concrete optimizer got as the seed's ``defaults=`` keyword: values replacing
+            those in ``defaults``. A key ``defaults`` lacks raises, and so does a key whose keyword argument
+            was given too, with another value (it differs from both its declared default and the override).
     """
 
     #: how :meth:`step` applies a group's ``weight_decay`` before :meth:`apply_single`: ``"l2"`` adds
