@@ -223,6 +223,16 @@ def test_cumulative_sum_include_initial():
     assert got.tolist() == [0, 1, 3, 6] and got.dtype == mx.int64
 
 
+def test_each_adapter_sits_under_its_own_name_in_the_namespace():
+    # cumulative_sum and cumulative_prod come from one factory and share a __name__; each keeps its own key
+    assert all(getattr(ns, name) is fn for name, fn in ns._ADAPTED.items())
+    xp = ns.MLXNamespace()
+    assert not hasattr(xp, "cumulative")
+    x = mx.array([1.0, 2.0, 3.0])
+    assert xp.cumulative_sum(x).tolist() == [1.0, 3.0, 6.0]
+    assert xp.cumulative_prod(x).tolist() == [1.0, 2.0, 6.0]
+
+
 def test_boolean_mask_kernel_and_bounds_check(mlx):
     x = mx.arange(6, dtype=mx.int64).reshape(2, 3)
     assert mlx.kernels["getitem"](x, (x > 2,)).tolist() == [3, 4, 5]

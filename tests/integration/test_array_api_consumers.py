@@ -22,14 +22,6 @@ SCRIPT = textwrap.dedent(
     import numpy as np
     import lucid_core as lc
 
-    # until lucid_core's __init__ exports these (core request A1), put them where consumers look
-    import lucid_core.fft, lucid_core.linalg
-    from lucid_core.ops import complex as _c, sets as _s, utility as _u
-    for _m in (_c, _s, _u):
-        for _n in _m.__all__:
-            if not hasattr(lc, _n):
-                setattr(lc, _n, getattr(_m, _n))
-
     import array_api_compat
     import array_api_extra as xpx
     import sklearn

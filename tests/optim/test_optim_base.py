@@ -155,6 +155,78 @@ def test_every_optimizer_accepts_the_seed_defaults_form(device: lc.Device, name:
         cls([param([1.0], device)], defaults={"lr": 0.1, "lr_typo": 1.0})
 
 
+@pytest.mark.parametrize("name", [n for n in optim.__all__ if n not in ("Optimizer", "ParamsT", "lr_scheduler")])
+def test_a_keyword_and_a_different_defaults_entry_for_one_hyperparameter_raise(device: lc.Device, name: str) -> None:
+    cls = getattr(optim, name)
+    with pytest.raises(ValueError, match=r"lr is given twice, as the keyword lr=0\.5 and in defaults= as 0\.25"):
+        cls([param([1.0], device)], lr=0.5, defaults={"lr": 0.25})
+
+
+def test_defaults_entries_that_agree_with_the_keywords_are_accepted(device: lc.Device) -> None:
+    # the same value both ways, a keyword left at its declared default, and a list for a tuple are no conflict
+    opt = optim.Adam([param([1.0], device)], lr=0.5, betas=(0.8, 0.9), defaults={"lr": 0.5, "eps": 1e-6,
+                                                                               "betas": [0.8, 0.9]})  # fmt: skip
+    assert opt.defaults["lr"] == 0.5 and opt.defaults["eps"] == 1e-6 and tuple(opt.defaults["betas"]) == (0.8, 0.9)
+    with pytest.raises(ValueError, match="betas is given twice"):
+        optim.Adam([param([1.0], device)], betas=(0.8, 0.9), defaults={"betas": (0.5, 0.9)})
+    # AdamW declares weight_decay=1e-2: a defaults= entry replaces it, a different keyword too conflicts
+    assert optim.AdamW([param([1.0], device)], defaults={"weight_decay": 0.5}).defaults["weight_decay"] == 0.5
+    with pytest.raises(ValueError, match="weight_decay is given twice"):
+        optim.AdamW([param([1.0], device)], weight_decay=0.1, defaults={"weight_decay": 0.5})
+
+
+def test_a_param_group_key_that_is_no_hyperparameter_raises(device: lc.Device) -> None:
+    with pytest.raises(ValueError, match=r"unknown hyperparameter\(s\) \['weight_decy'\]"):
+        optim.SGD([{"params": [param([1.0], device)], "weight_decy": 0.1}], lr=0.1)
+
+
+class _Plain(optim.Optimizer):
+    """``p -= lr * g``; the base applies ``maximize`` and, if the class asks, ``weight_decay``."""
+
+    def __init__(self, params, lr: float = 0.5, weight_decay: float = 0.0, maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, weight_decay=weight_decay, maximize=maximize))
+
+    def apply_single(self, param, grad, state, group) -> None:
+        param.sub_(grad, alpha=group["lr"])
+
+
+class _PlainL2(_Plain):
+    weight_decay_style = "l2"
+
+
+class _PlainDecoupled(_Plain):
+    weight_decay_style = "decoupled"
+
+
+@pytest.mark.parametrize(
+    ("cls", "maximize", "expected"),
+    [
+        (_Plain, False, 2.0 - 0.5 * 1.0),  # no weight_decay_style: the base leaves weight_decay to the subclass
+        (_PlainL2, False, 2.0 - 0.5 * (1.0 + 0.25 * 2.0)),  # the gradient gains weight_decay * p
+        (_PlainL2, True, 2.0 - 0.5 * (-1.0 + 0.25 * 2.0)),  # ... after maximize negates it
+        (_PlainDecoupled, False, 2.0 * (1 - 0.5 * 0.25) - 0.5 * 1.0),  # p shrinks by 1 - lr * wd first
+        (_PlainDecoupled, True, 2.0 * (1 - 0.5 * 0.25) + 0.5 * 1.0),
+    ],
+)
+def test_the_base_step_applies_maximize_and_the_declared_weight_decay(device: lc.Device, cls, maximize, expected):
+    p = param([2.0], device, lc.float64) if lc.float64 in device.backend.dtypes else param([2.0], device)
+    opt = cls([p], weight_decay=0.25, maximize=maximize)
+    set_grad(p, [1.0])
+    opt.step()
+    assert float(p.detach()[0]) == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_groups_decoupled_weight_decay_flag_picks_the_decoupled_form(device: lc.Device) -> None:
+    p, q = param([2.0], device), param([2.0], device)
+    opt = optim.Adam([{"params": [p]}, {"params": [q], "decoupled_weight_decay": True}], lr=0.1, weight_decay=0.5)
+    set_grad(p, [1.0])
+    set_grad(q, [1.0])
+    opt.step()
+    # Adam's first step moves by about lr * sign(g'); L2 makes g' = 1 + 0.5 * 2, decoupled shrinks p by 1 - 0.05
+    assert float(p.detach()[0]) == pytest.approx(2.0 - 0.1, rel=1e-5)
+    assert float(q.detach()[0]) == pytest.approx(2.0 * 0.95 - 0.1, rel=1e-5)
+
+
 # -- stepping -------------------------------------------------------------------------------------------
 def test_zero_grad_sets_to_none_or_zeros(device: lc.Device) -> None:
     p = param([1.0, 2.0], device)

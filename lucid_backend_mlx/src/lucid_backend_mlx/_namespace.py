@@ -615,23 +615,19 @@ _PASSTHROUGH = (
     "real reciprocal remainder sinh sqrt square subtract tan tanh trunc take_along_axis tile"
 ).split()
 
+# Our adapters, listed by their names in the namespace (not by ``__name__``: what one factory builds
+# shares one, e.g. cumulative_sum and cumulative_prod are both ``_cumulative``'s ``cumulative``).
 _ADAPTED: dict[str, Callable[..., Any]] = {
-    f.__name__: f
-    for f in (
-        exp, sin, cos, erf, sigmoid, logaddexp, sign, signbit, copysign, hypot, matmul, einsum, tensordot,
-        vecdot, clip, round, sum, prod, max, min, mean, all, any, var, std, cumulative_sum, cumulative_prod,
-        argmax, argmin, argsort, sort, searchsorted, nonzero, count_nonzero, unique_values, unique_counts,
-        unique_inverse, unique_all, asarray, from_dlpack, zeros, ones, full, zeros_like, ones_like, full_like,
-        arange, linspace, eye, tril, triu, meshgrid, astype, reshape, concat, stack, flip, roll, squeeze,
-        expand_dims, permute_dims, repeat, take, broadcast_arrays, unstack, where,
-    )
-}  # fmt: skip
-_ADAPTED.update(
-    {
-        "max": max, "min": min, "all": all, "any": any, "sum": sum, "round": round, "cumulative_sum": cumulative_sum,
-        "cumulative_prod": cumulative_prod, "empty": empty, "empty_like": empty_like, "logsumexp": logsumexp,
-    }
-)  # fmt: skip
+    name: globals()[name]
+    for name in (
+        "exp sin cos erf sigmoid logaddexp sign signbit copysign hypot matmul einsum tensordot vecdot clip round "
+        "sum prod max min mean all any var std cumulative_sum cumulative_prod argmax argmin argsort sort "
+        "searchsorted nonzero count_nonzero unique_values unique_counts unique_inverse unique_all asarray "
+        "from_dlpack zeros ones full zeros_like ones_like full_like empty empty_like arange linspace eye tril triu "
+        "meshgrid astype reshape concat stack flip roll squeeze expand_dims permute_dims repeat take "
+        "broadcast_arrays unstack where logsumexp"
+    ).split()
+}
 
 
 def _on_stream(fn: Callable[..., Any], stream: Any) -> Callable[..., Any]:

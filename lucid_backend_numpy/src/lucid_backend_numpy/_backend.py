@@ -32,11 +32,6 @@ class NumpyBackend(Backend):
         self.kernels = _kernels(np)
         self._ufuncs = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
 
-    def make_device(self, type: str) -> Device:  # noqa: A002
-        dev = Device(self, type)
-        dev.xp = self.xp
-        return dev
-
     def canonical(self, array: Any) -> Any:
         # NumPy returns scalars from 0-d operations; a Tensor always holds an ndarray
         if type(array) is self._ndarray:

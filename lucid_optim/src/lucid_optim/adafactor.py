@@ -10,7 +10,7 @@ from typing import Any
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
 
-from .optimizer import Optimizer, ParamsT, lerp_, resolve_defaults
+from .optimizer import Optimizer, ParamsT, lerp_
 
 
 def _rms(x: Tensor) -> float:
@@ -25,8 +25,6 @@ class Adafactor(Optimizer):
     times the update clipped to RMS ``d``. ``eps=(None, eps2)`` uses the dtype's machine epsilon.
     """
 
-    _hyperparameters = ("lr", "beta2_decay", "eps", "d", "weight_decay", "maximize")
-
     def __init__(
         self,
         params: ParamsT,
@@ -39,9 +37,8 @@ class Adafactor(Optimizer):
         maximize: bool = False,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "beta2_decay": beta2_decay, "eps": tuple(eps), "d": d, "weight_decay": weight_decay,
-                 "maximize": maximize}  # fmt: skip
-        super().__init__(params, resolve_defaults("Adafactor", given, defaults))
+        hyper = dict(lr=lr, beta2_decay=beta2_decay, eps=tuple(eps), d=d, weight_decay=weight_decay, maximize=maximize)
+        super().__init__(params, hyper, overrides=defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
@@ -76,6 +73,8 @@ class Adafactor(Optimizer):
         one_minus_beta2 = float(step) ** group["beta2_decay"]
         rho = min(lr, 1 / (step**0.5))
         alpha = max(eps2, _rms(param)) * rho
+        # decoupled decay, applied here rather than by the base (weight_decay_style) because PyTorch takes
+        # the parameter's RMS above before decaying it
         if wd != 0:
             param.mul_(1 - lr * wd)
         if grad.ndim > 1:

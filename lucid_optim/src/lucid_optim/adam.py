@@ -10,7 +10,7 @@ from typing import Any
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
 
-from .optimizer import Optimizer, ParamsT, lerp_, resolve_defaults
+from .optimizer import Optimizer, ParamsT, lerp_
 
 
 def check_betas(group: dict[str, Any]) -> None:
@@ -40,7 +40,7 @@ class Adam(Optimizer):
     ``decoupled_weight_decay`` (AdamW) the decay multiplies ``p`` by ``1 - lr * weight_decay``.
     """
 
-    _hyperparameters = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "decoupled_weight_decay")
+    weight_decay_style = "l2"
 
     def __init__(
         self,
@@ -55,9 +55,9 @@ class Adam(Optimizer):
         decoupled_weight_decay: bool = False,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
-                 "maximize": maximize, "decoupled_weight_decay": decoupled_weight_decay}  # fmt: skip
-        super().__init__(params, resolve_defaults(type(self).__name__, given, defaults))
+        hyper = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+                     decoupled_weight_decay=decoupled_weight_decay)  # fmt: skip
+        super().__init__(params, hyper, overrides=defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
@@ -69,14 +69,9 @@ class Adam(Optimizer):
             state["max_exp_avg_sq"] = lc.zeros_like(param.detach())
 
     def apply_single(self, param: Parameter, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+        lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
         state["step"] = step = state["step"] + 1
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                param.mul_(1 - lr * wd)
-            else:
-                grad = grad + param * wd
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).add_(grad * grad * (1 - beta2))
@@ -116,7 +111,7 @@ class Adamax(Optimizer):
     ``u = max(beta2 * u, |g| + eps)``, ``p -= lr / (1 - beta1^t) * m / u``.
     """
 
-    _hyperparameters = ("lr", "betas", "eps", "weight_decay", "maximize")
+    weight_decay_style = "l2"
 
     def __init__(
         self,
@@ -129,8 +124,8 @@ class Adamax(Optimizer):
         maximize: bool = False,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay, "maximize": maximize}
-        super().__init__(params, resolve_defaults("Adamax", given, defaults))
+        hyper = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize)
+        super().__init__(params, hyper, overrides=defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
@@ -144,8 +139,6 @@ class Adamax(Optimizer):
     def apply_single(self, param: Parameter, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
         state["step"] = step = state["step"] + 1
-        if group["weight_decay"] != 0:
-            grad = grad + param * group["weight_decay"]
         exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
         lerp_(exp_avg, grad, 1 - beta1)
         exp_inf.copy_(lc.maximum(exp_inf * beta2, lc.abs(grad) + group["eps"]))
@@ -160,7 +153,7 @@ class NAdam(Optimizer):
     ``decoupled_weight_decay`` gives NAdamW.
     """
 
-    _hyperparameters = ("lr", "betas", "eps", "weight_decay", "momentum_decay", "decoupled_weight_decay", "maximize")
+    weight_decay_style = "l2"
 
     def __init__(
         self,
@@ -175,10 +168,9 @@ class NAdam(Optimizer):
         maximize: bool = False,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
-                 "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
-                 "maximize": maximize}  # fmt: skip
-        super().__init__(params, resolve_defaults("NAdam", given, defaults))
+        hyper = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
+                     decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)  # fmt: skip
+        super().__init__(params, hyper, overrides=defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
@@ -191,15 +183,10 @@ class NAdam(Optimizer):
         state["mu_product"] = 1.0
 
     def apply_single(self, param: Parameter, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        lr, wd = group["lr"], group["weight_decay"]
+        lr = group["lr"]
         beta1, beta2 = group["betas"]
         state["step"] = step = state["step"] + 1
         bias_correction2 = 1 - beta2**step
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                param.mul_(1 - lr * wd)
-            else:
-                grad = grad + param * wd
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * group["momentum_decay"])))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * group["momentum_decay"])))
         state["mu_product"] = mu_product = state["mu_product"] * mu
@@ -215,7 +202,7 @@ class RAdam(Optimizer):
     """Rectified Adam (Liu et al., 2019), as ``torch.optim.RAdam``: plain momentum SGD until the
     variance estimate is tractable (``rho_t > 5``), then rectified Adam steps."""
 
-    _hyperparameters = ("lr", "betas", "eps", "weight_decay", "decoupled_weight_decay", "maximize")
+    weight_decay_style = "l2"
 
     def __init__(
         self,
@@ -229,9 +216,9 @@ class RAdam(Optimizer):
         maximize: bool = False,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
-                 "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize}  # fmt: skip
-        super().__init__(params, resolve_defaults("RAdam", given, defaults))
+        hyper = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                     decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)  # fmt: skip
+        super().__init__(params, hyper, overrides=defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
@@ -241,14 +228,9 @@ class RAdam(Optimizer):
         _moments(param, state)
 
     def apply_single(self, param: Parameter, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        lr, wd = group["lr"], group["weight_decay"]
+        lr = group["lr"]
         beta1, beta2 = group["betas"]
         state["step"] = step = state["step"] + 1
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                param.mul_(1 - lr * wd)
-            else:
-                grad = grad + param * wd
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).add_(grad * grad * (1 - beta2))

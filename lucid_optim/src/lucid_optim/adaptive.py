@@ -9,7 +9,7 @@ from typing import Any
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
 
-from .optimizer import Optimizer, ParamsT, lerp_, resolve_defaults
+from .optimizer import Optimizer, ParamsT, lerp_
 
 
 def _check_nonneg(group: dict[str, Any], *names: str) -> None:
@@ -24,7 +24,7 @@ class RMSprop(Optimizer):
     ``v = alpha * v + (1 - alpha) * g^2``; the step divides ``g`` by ``sqrt(v - mean(g)^2 if centered else v) + eps``.
     """
 
-    _hyperparameters = ("lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize")
+    weight_decay_style = "l2"
 
     def __init__(
         self,
@@ -39,9 +39,9 @@ class RMSprop(Optimizer):
         maximize: bool = False,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "alpha": alpha, "eps": eps, "weight_decay": weight_decay, "momentum": momentum,
-                 "centered": centered, "maximize": maximize}  # fmt: skip
-        super().__init__(params, resolve_defaults("RMSprop", given, defaults))
+        hyper = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum, centered=centered,
+                     maximize=maximize)  # fmt: skip
+        super().__init__(params, hyper, overrides=defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
@@ -58,8 +58,6 @@ class RMSprop(Optimizer):
     def apply_single(self, param: Parameter, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         alpha, momentum = group["alpha"], group["momentum"]
         state["step"] += 1
-        if group["weight_decay"] != 0:
-            grad = grad + param * group["weight_decay"]
         square_avg = state["square_avg"]
         square_avg.mul_(alpha).add_(grad * grad * (1 - alpha))
         if group["centered"]:
@@ -82,7 +80,7 @@ class Adagrad(Optimizer):
     ``s += g^2``, ``p -= lr / (1 + (t - 1) * lr_decay) * g / (sqrt(s) + eps)``.
     """
 
-    _hyperparameters = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps", "maximize")
+    weight_decay_style = "l2"
 
     def __init__(
         self,
@@ -96,9 +94,9 @@ class Adagrad(Optimizer):
         maximize: bool = False,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "lr_decay": lr_decay, "weight_decay": weight_decay,
-                 "initial_accumulator_value": initial_accumulator_value, "eps": eps, "maximize": maximize}  # fmt: skip
-        super().__init__(params, resolve_defaults("Adagrad", given, defaults))
+        hyper = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                     initial_accumulator_value=initial_accumulator_value, eps=eps, maximize=maximize)  # fmt: skip
+        super().__init__(params, hyper, overrides=defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
@@ -110,8 +108,6 @@ class Adagrad(Optimizer):
 
     def apply_single(self, param: Parameter, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         state["step"] = step = state["step"] + 1
-        if group["weight_decay"] != 0:
-            grad = grad + param * group["weight_decay"]
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
         state_sum = state["sum"]
         state_sum.add_(grad * grad)
@@ -125,7 +121,7 @@ class Adadelta(Optimizer):
     ``u = rho * u + (1 - rho) * d^2``, ``p -= lr * d``.
     """
 
-    _hyperparameters = ("lr", "rho", "eps", "weight_decay", "maximize")
+    weight_decay_style = "l2"
 
     def __init__(
         self,
@@ -138,8 +134,8 @@ class Adadelta(Optimizer):
         maximize: bool = False,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay, "maximize": maximize}
-        super().__init__(params, resolve_defaults("Adadelta", given, defaults))
+        hyper = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        super().__init__(params, hyper, overrides=defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
@@ -155,8 +151,6 @@ class Adadelta(Optimizer):
     def apply_single(self, param: Parameter, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         rho, eps = group["rho"], group["eps"]
         state["step"] += 1
-        if group["weight_decay"] != 0:
-            grad = grad + param * group["weight_decay"]
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         square_avg.mul_(rho).add_(grad * grad * (1 - rho))
         delta = lc.sqrt(acc_delta + eps) / lc.sqrt(square_avg + eps) * grad

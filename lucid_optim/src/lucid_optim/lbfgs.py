@@ -11,7 +11,7 @@ from typing import Any
 import lucid_core as lc
 from lucid_core import Tensor
 
-from .optimizer import Optimizer, ParamsT, resolve_defaults
+from .optimizer import Closure, Optimizer, ParamsT
 
 # PyTorch keeps the line-search / two-loop scalars (ys, ro, alphas, H_diag, gtd, t, ...) as 0-d tensors
 # of the parameters' dtype wherever they come out of a reduction, and as Python floats where they come
@@ -145,10 +145,6 @@ class LBFGS(Optimizer):
     One parameter group only. ``line_search_fn="strong_wolfe"`` enables the line search.
     """
 
-    _hyperparameters = (
-        "lr", "max_iter", "max_eval", "tolerance_grad", "tolerance_change", "history_size", "line_search_fn",
-    )  # fmt: skip
-
     def __init__(
         self,
         params: ParamsT,
@@ -162,13 +158,10 @@ class LBFGS(Optimizer):
         *,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "max_iter": max_iter, "max_eval": max_eval, "tolerance_grad": tolerance_grad,
-                 "tolerance_change": tolerance_change, "history_size": history_size,
-                 "line_search_fn": line_search_fn}  # fmt: skip
-        merged = resolve_defaults("LBFGS", given, defaults)
-        if merged["max_eval"] is None:
-            merged["max_eval"] = merged["max_iter"] * 5 // 4
-        super().__init__(params, merged)
+        hyper = dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
+                     tolerance_change=tolerance_change, history_size=history_size,
+                     line_search_fn=line_search_fn)  # fmt: skip
+        super().__init__(params, hyper, overrides=defaults)
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
@@ -183,6 +176,8 @@ class LBFGS(Optimizer):
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         if self.param_groups:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+        if self.defaults["max_eval"] is None:  # PyTorch's default, from the (merged) max_iter
+            self.defaults["max_eval"] = self.defaults["max_iter"] * 5 // 4
         super().add_param_group(param_group)
 
     # -- flat views of all parameters ---------------------------------------------------------
@@ -196,9 +191,7 @@ class LBFGS(Optimizer):
             p.add_(lc.reshape(update[offset : offset + n], p.shape) * step_size)
             offset += n
 
-    def _directional_evaluate(
-        self, closure: Callable[[], Any], x: list[Tensor], t: Scalar, d: Tensor
-    ) -> tuple[float, Tensor]:
+    def _directional_evaluate(self, closure: Closure, x: list[Tensor], t: Scalar, d: Tensor) -> tuple[float, Tensor]:
         self._add_grad(t, d)
         with lc.enable_grad():
             loss = float(closure())
@@ -207,7 +200,7 @@ class LBFGS(Optimizer):
             p.copy_(saved)
         return loss, flat_grad
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+    def step(self, closure: Closure | None = None) -> Tensor | float:
         """Run up to ``max_iter`` L-BFGS iterations; returns the loss from the first closure call."""
         if closure is None:
             raise ValueError("LBFGS.step needs a closure that re-evaluates the model and returns the loss")

@@ -10,7 +10,7 @@ import lucid_core as lc
 from lucid_core import Parameter, Tensor
 
 from .adam import check_betas
-from .optimizer import Optimizer, ParamsT, resolve_defaults
+from .optimizer import Optimizer, ParamsT
 
 
 class Lion(Optimizer):
@@ -20,7 +20,7 @@ class Lion(Optimizer):
     ``m = beta2 * m + (1 - beta2) * g``. Use a learning rate 3-10x smaller than AdamW's.
     """
 
-    _hyperparameters = ("lr", "betas", "weight_decay", "maximize")
+    weight_decay_style = "decoupled"
 
     def __init__(
         self,
@@ -32,8 +32,8 @@ class Lion(Optimizer):
         maximize: bool = False,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "betas": tuple(betas), "weight_decay": weight_decay, "maximize": maximize}
-        super().__init__(params, resolve_defaults("Lion", given, defaults))
+        hyper = dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay, maximize=maximize)
+        super().__init__(params, hyper, overrides=defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
@@ -43,10 +43,7 @@ class Lion(Optimizer):
         state["exp_avg"] = lc.zeros_like(param.detach())
 
     def apply_single(self, param: Parameter, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        lr, wd = group["lr"], group["weight_decay"]
         beta1, beta2 = group["betas"]
         exp_avg = state["exp_avg"]
-        if wd != 0:
-            param.mul_(1 - lr * wd)
-        param.sub_(lc.sign(exp_avg * beta1 + grad * (1 - beta1)), alpha=lr)
+        param.sub_(lc.sign(exp_avg * beta1 + grad * (1 - beta1)), alpha=group["lr"])
         exp_avg.mul_(beta2).add_(grad * (1 - beta2))

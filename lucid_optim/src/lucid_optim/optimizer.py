@@ -3,7 +3,8 @@
 A concrete optimizer states only its math: :meth:`Optimizer.init_single` fills a parameter's
 state on its first step and :meth:`Optimizer.apply_single` updates one parameter in place from
 its gradient (MLX's ``init_single``/``apply_single`` split). The base walks the groups, skips
-parameters without gradients, applies ``maximize``, and evaluates everything once at the end.
+parameters without gradients, applies ``maximize`` and (where the class asks for it through
+:attr:`Optimizer.weight_decay_style`) ``weight_decay``, and evaluates everything once at the end.
 """
 
 from __future__ import annotations
@@ -11,14 +12,18 @@ from __future__ import annotations
 __all__ = ["Optimizer", "ParamsT"]
 
 import copy
+import inspect
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
 
+#: what an optimizer takes: Parameters, or param-group dicts ``{"params": [...], **hyperparameters}``
 ParamsT = Iterable[Parameter] | Iterable[dict[str, Any]]
+#: ``step``'s optional closure: re-evaluates the model and returns the loss
+Closure = Callable[[], Tensor | float]
 
 
 class _Required:
@@ -28,7 +33,7 @@ class _Required:
         return "<required parameter>"
 
 
-required: Any = _Required()
+required = _Required()
 
 
 class Optimizer:
@@ -37,16 +42,23 @@ class Optimizer:
     Args:
         params: an iterable of :class:`lucid_core.Parameter`, or of dicts
             ``{"params": [...], **hyperparameters}`` (one per parameter group).
-        defaults: hyperparameter values for groups that do not set their own.
+        defaults: every hyperparameter the optimizer understands, with the value for groups that do not
+            set their own; a group naming any other key is an error (a typo would otherwise be ignored).
+        overrides: what a concrete optimizer got as the seed's ``defaults=`` keyword: values replacing
+            those in ``defaults``. A key ``defaults`` lacks raises, and so does a key whose keyword argument
+            was given too, with another value (it differs from both its declared default and the override).
     """
 
-    #: hyperparameters a subclass understands (``None``: accept any)
-    _hyperparameters: tuple[str, ...] | None = None
+    #: how :meth:`step` applies a group's ``weight_decay`` before :meth:`apply_single`: ``"l2"`` adds
+    #: ``weight_decay * param`` to the gradient (after ``maximize``), ``"decoupled"`` multiplies the
+    #: parameter by ``1 - lr * weight_decay`` (AdamW); a group's ``decoupled_weight_decay`` flag, where
+    #: the optimizer has one, picks ``"decoupled"``. ``None``: the base leaves ``weight_decay`` alone.
+    weight_decay_style: ClassVar[Literal["l2", "decoupled"] | None] = None
 
-    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
+    def __init__(self, params: ParamsT, defaults: dict[str, Any], *, overrides: dict[str, Any] | None = None) -> None:
         if not isinstance(defaults, dict):
             raise TypeError(f"{type(self).__name__}: defaults must be a dict, got {type(defaults).__name__}")
-        self.defaults: dict[str, Any] = dict(defaults)
+        self.defaults: dict[str, Any] = self._merge_overrides(dict(defaults), overrides)
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor):
@@ -95,15 +107,37 @@ class Optimizer:
             if value is required and key not in group:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {key}")
             group.setdefault(key, value)
-        if self._hyperparameters is not None:
-            unknown = sorted(set(group) - set(self._hyperparameters) - {"params", "initial_lr"} - _SCHEDULER_KEYS)
-            if unknown:
-                raise ValueError(
-                    f"{type(self).__name__}: unknown hyperparameter(s) {unknown}; expected some of "
-                    f"{sorted(self._hyperparameters)}"
-                )
+        unknown = sorted(set(group) - set(self.defaults) - {"params", "initial_lr"} - _SCHEDULER_KEYS)
+        if unknown:
+            raise ValueError(
+                f"{type(self).__name__}: unknown hyperparameter(s) {unknown}; expected some of {sorted(self.defaults)}"
+            )
         self._check_group(group)
         self.param_groups.append(group)
+
+    def _merge_overrides(self, given: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
+        """``given`` updated from ``overrides``, refusing unknown keys and keyword/override conflicts."""
+        if overrides is None:
+            return given
+        name = type(self).__name__
+        if not isinstance(overrides, dict):
+            raise TypeError(f"{name}: defaults must be a dict, got {type(overrides).__name__}")
+        unknown = sorted(set(overrides) - set(given))
+        if unknown:
+            raise ValueError(
+                f"{name}: unknown hyperparameter(s) {unknown} in defaults; expected some of {sorted(given)}"
+            )
+        declared = inspect.signature(type(self).__init__).parameters
+        for key, value in overrides.items():
+            if key not in declared:
+                continue
+            keyword = given[key]
+            if not _same(keyword, declared[key].default) and not _same(keyword, value):
+                raise ValueError(
+                    f"{name}: {key} is given twice, as the keyword {key}={keyword!r} and in defaults= as "
+                    f"{value!r}; pass it one way"
+                )
+        return {**given, **overrides}
 
     def _check_group(self, group: dict[str, Any]) -> None:
         """Raise ValueError for invalid hyperparameters (subclasses extend this)."""
@@ -133,7 +167,7 @@ class Optimizer:
         """Update ``param`` in place from ``grad`` (already negated for ``maximize``) (override)."""
         raise NotImplementedError(f"{type(self).__name__} does not implement apply_single")
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+    def step(self, closure: Closure | None = None) -> Tensor | float | None:
         """Update every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = None
         if closure is not None:
@@ -143,6 +177,7 @@ class Optimizer:
         with lc.no_grad():
             for group in self.param_groups:
                 maximize = group.get("maximize", False)
+                decay = self._weight_decay(group)
                 for p in group["params"]:
                     grad = p.grad
                     if grad is None:
@@ -150,7 +185,12 @@ class Optimizer:
                     state = self.state[p]
                     if not state:
                         self.init_single(p, state, group)
-                    self.apply_single(p, -grad if maximize else grad, state, group)
+                    g = -grad if maximize else grad
+                    if decay == "l2":
+                        g = g + p * group["weight_decay"]
+                    elif decay == "decoupled":
+                        p.mul_(1 - group["lr"] * group["weight_decay"])
+                    self.apply_single(p, g, state, group)
                     touched.extend((p, grad))
                     touched.extend(v for v in state.values() if isinstance(v, Tensor))
         if touched:
@@ -158,6 +198,12 @@ class Optimizer:
             # persist) is rebound into the parameters, grads and state, so their graphs stay bounded
             lc.eval(*touched)
         return loss
+
+    def _weight_decay(self, group: dict[str, Any]) -> Literal["l2", "decoupled"] | None:
+        """How this step decays ``group``'s parameters (see :attr:`weight_decay_style`); None: not at all."""
+        if self.weight_decay_style is None or group.get("weight_decay", 0) == 0:
+            return None
+        return "decoupled" if group.get("decoupled_weight_decay", False) else self.weight_decay_style
 
     # -- serialization ----------------------------------------------------------------------------
     def _flat_params(self) -> list[Parameter]:
@@ -251,7 +297,7 @@ def _clone(t: Tensor) -> Tensor:
         return lc.clone(t.detach())
 
 
-def _to_param(value: Any, param: Parameter) -> Any:
+def _to_param(value: object, param: Parameter) -> object:
     """Move a state tensor onto ``param``'s device (floating state also takes its dtype)."""
     if isinstance(value, list):
         return [_to_param(v, param) for v in value]
@@ -262,18 +308,11 @@ def _to_param(value: Any, param: Parameter) -> Any:
         return value.to(param.device, dtype)
 
 
-def resolve_defaults(name: str, given: dict[str, Any], defaults: dict[str, Any] | None) -> dict[str, Any]:
-    """Merge keyword hyperparameters with the seed's ``defaults=`` dict (which wins), checking its keys."""
-    if defaults is None:
-        return given
-    if not isinstance(defaults, dict):
-        raise TypeError(f"{name}: defaults must be a dict, got {type(defaults).__name__}")
-    unknown = sorted(set(defaults) - set(given))
-    if unknown:
-        raise ValueError(f"{name}: unknown hyperparameter(s) {unknown} in defaults; expected some of {sorted(given)}")
-    merged = dict(given)
-    merged.update(defaults)
-    return merged
+def _same(a: object, b: object) -> bool:
+    """Equal, counting a list and a tuple with equal items as equal (``betas=[0.9, 0.99]``)."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return tuple(a) == tuple(b)
+    return bool(a == b)
 
 
 def lerp_(a: Tensor, b: Tensor, weight: float) -> Tensor:

@@ -9,7 +9,7 @@ from typing import Any
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
 
-from .optimizer import Optimizer, ParamsT, resolve_defaults
+from .optimizer import Optimizer, ParamsT
 
 
 class Rprop(Optimizer):
@@ -18,8 +18,6 @@ class Rprop(Optimizer):
     Where ``g * g_prev`` is positive the step size grows by ``etaplus``, negative: shrinks by
     ``etaminus`` and the coordinate skips this step; sizes stay in ``step_sizes``.
     """
-
-    _hyperparameters = ("lr", "etas", "step_sizes", "maximize")
 
     def __init__(
         self,
@@ -31,8 +29,8 @@ class Rprop(Optimizer):
         maximize: bool = False,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "etas": tuple(etas), "step_sizes": tuple(step_sizes), "maximize": maximize}
-        super().__init__(params, resolve_defaults("Rprop", given, defaults))
+        hyper = dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), maximize=maximize)
+        super().__init__(params, hyper, overrides=defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)

@@ -9,7 +9,7 @@ from typing import Any
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
 
-from .optimizer import Optimizer, ParamsT, resolve_defaults
+from .optimizer import Optimizer, ParamsT
 
 
 class SGD(Optimizer):
@@ -19,7 +19,7 @@ class SGD(Optimizer):
     ``p -= lr * (g + momentum * buf if nesterov else buf)``, with ``g = grad + weight_decay * p``.
     """
 
-    _hyperparameters = ("lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize")
+    weight_decay_style = "l2"
 
     def __init__(
         self,
@@ -33,9 +33,9 @@ class SGD(Optimizer):
         maximize: bool = False,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
-                 "nesterov": nesterov, "maximize": maximize}  # fmt: skip
-        super().__init__(params, resolve_defaults("SGD", given, defaults))
+        hyper = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+                     maximize=maximize)  # fmt: skip
+        super().__init__(params, hyper, overrides=defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
@@ -45,9 +45,7 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum > 0 and zero dampening")
 
     def apply_single(self, param: Parameter, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        wd, momentum = group["weight_decay"], group["momentum"]
-        if wd != 0:
-            grad = grad + param * wd
+        momentum = group["momentum"]
         if momentum != 0:
             buf = state.get("momentum_buffer")
             if buf is None:
@@ -65,7 +63,7 @@ class ASGD(Optimizer):
     ``eta = lr / (1 + lambd * lr * t)^alpha``.
     """
 
-    _hyperparameters = ("lr", "lambd", "alpha", "t0", "weight_decay", "maximize")
+    weight_decay_style = "l2"
 
     def __init__(
         self,
@@ -79,8 +77,8 @@ class ASGD(Optimizer):
         maximize: bool = False,
         defaults: dict[str, Any] | None = None,
     ) -> None:
-        given = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0, "weight_decay": weight_decay, "maximize": maximize}
-        super().__init__(params, resolve_defaults("ASGD", given, defaults))
+        hyper = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, maximize=maximize)
+        super().__init__(params, hyper, overrides=defaults)
 
     def init_single(self, param: Parameter, state: dict[str, Any], group: dict[str, Any]) -> None:
         state["step"] = 0
@@ -91,8 +89,6 @@ class ASGD(Optimizer):
     def apply_single(self, param: Parameter, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         lr, lambd = group["lr"], group["lambd"]
         state["step"] = step = state["step"] + 1
-        if group["weight_decay"] != 0:
-            grad = grad + param * group["weight_decay"]
         eta = state["eta"]
         param.mul_(1 - lambd * eta)
         param.sub_(grad, alpha=eta)

@@ -5,12 +5,15 @@ from __future__ import annotations
 __all__ = ["LRScheduler", "format_param"]
 
 import copy
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from ..optimizer import Optimizer
 
+T = TypeVar("T")
 
-def format_param(name: str, optimizer: Optimizer, value: Any) -> list[Any]:
+
+def format_param(name: str, optimizer: Optimizer, value: T | Sequence[T]) -> list[T]:
     """One value per param group: a scalar is repeated, a list/tuple must have one entry per group."""
     n = len(optimizer.param_groups)
     if isinstance(value, (list, tuple)):

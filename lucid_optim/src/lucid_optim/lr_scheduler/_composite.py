@@ -13,7 +13,7 @@ from ._base import LRScheduler
 from ._plateau import ReduceLROnPlateau
 
 
-def _check_children(owner: str, optimizer: Optimizer, schedulers: Sequence[Any]) -> None:
+def _check_children(owner: str, optimizer: Optimizer, schedulers: Sequence[LRScheduler]) -> None:
     if len(schedulers) < 1:
         raise ValueError(f"{owner} expects at least one scheduler, but got none")
     for i, s in enumerate(schedulers):
@@ -69,7 +69,7 @@ class SequentialLR(_Composite):
         self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
         self._step_count = 0
 
-    def _recursive_undo(self, sched: Any) -> None:
+    def _recursive_undo(self, sched: LRScheduler) -> None:
         children = getattr(sched, "_schedulers", None)
         if children is not None:
             for s in children:

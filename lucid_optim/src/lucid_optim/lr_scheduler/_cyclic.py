@@ -6,14 +6,20 @@ __all__ = ["CyclicLR", "OneCycleLR"]
 
 import math
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..optimizer import Optimizer
 from ._base import LRScheduler, format_param
 
 
-def _setup_momentum(sched: Any, optimizer: Optimizer, base_momentum: Any, max_momentum: Any, last_epoch: int) -> None:
+def _setup_momentum(
+    sched: _MomentumCycler,
+    optimizer: Optimizer,
+    base_momentum: float | Sequence[float],
+    max_momentum: float | Sequence[float],
+    last_epoch: int,
+) -> None:
     """Check the optimizer has a momentum (or beta1) to cycle and write the bounds into its groups."""
     if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
         raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
@@ -27,7 +33,7 @@ def _setup_momentum(sched: Any, optimizer: Optimizer, base_momentum: Any, max_mo
             group["base_momentum"] = m_base
 
 
-def _set_momentum(sched: Any, group: dict[str, Any], value: float) -> None:
+def _set_momentum(sched: _MomentumCycler, group: dict[str, Any], value: float) -> None:
     if sched.use_beta1:
         group["betas"] = (value, *group["betas"][1:])
     else:

@@ -9,11 +9,14 @@ __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR"
 import types
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..optimizer import Optimizer
 from ._base import LRScheduler, format_param
+
+#: a learning-rate factor as a function of the epoch, or one such function per param group
+LRLambda = Callable[[int], float] | Sequence[Callable[[int], float]]
 
 
 def _current(optimizer: Optimizer) -> list[float]:
@@ -25,7 +28,7 @@ class _LambdaBase(LRScheduler):
 
     _not_saved = ("optimizer", "lr_lambdas")
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int, verbose: bool) -> None:
+    def __init__(self, optimizer: Optimizer, lr_lambda: LRLambda, last_epoch: int, verbose: bool) -> None:
         self.optimizer = optimizer
         self.lr_lambdas: list[Callable[[int], float]] = format_param("lr_lambda", optimizer, lr_lambda)
         for fn in self.lr_lambdas:
@@ -53,7 +56,7 @@ class _LambdaBase(LRScheduler):
 class LambdaLR(_LambdaBase):
     """``lr = initial_lr * lr_lambda(epoch)``; ``lr_lambda`` may be one function or one per group."""
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1, verbose: bool = False) -> None:
+    def __init__(self, optimizer: Optimizer, lr_lambda: LRLambda, last_epoch: int = -1, verbose: bool = False) -> None:
         super().__init__(optimizer, lr_lambda, last_epoch, verbose)
 
     def get_lr(self) -> list[float]:
@@ -63,7 +66,7 @@ class LambdaLR(_LambdaBase):
 class MultiplicativeLR(_LambdaBase):
     """Each step multiplies the learning rate by ``lr_lambda(epoch)``."""
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1, verbose: bool = False) -> None:
+    def __init__(self, optimizer: Optimizer, lr_lambda: LRLambda, last_epoch: int = -1, verbose: bool = False) -> None:
         super().__init__(optimizer, lr_lambda, last_epoch, verbose)
 
     def get_lr(self) -> list[float]:
