@@ -175,9 +175,18 @@ def test_defaults_entries_that_agree_with_the_keywords_are_accepted(device: lc.D
         optim.AdamW([param([1.0], device)], weight_decay=0.1, defaults={"weight_decay": 0.5})
 
 
-def test_a_param_group_key_that_is_no_hyperparameter_raises(device: lc.Device) -> None:
-    with pytest.raises(ValueError, match=r"unknown hyperparameter\(s\) \['weight_decy'\]"):
+def test_a_param_group_key_one_typo_from_a_hyperparameter_raises(device: lc.Device) -> None:
+    said = r"unknown hyperparameter\(s\) 'weight_decy' \(did you mean 'weight_decay'\?\)"
+    with pytest.raises(ValueError, match=said):
         optim.SGD([{"params": [param([1.0], device)], "weight_decy": 0.1}], lr=0.1)
+
+
+def test_other_param_group_keys_are_kept_as_in_pytorch(device: lc.Device) -> None:
+    # programs tag groups ("name", "lr_scale") and read the tags back in their schedulers
+    opt = optim.AdamW([{"params": [param([1.0], device)], "name": "decay", "lr_scale": 0.5}], lr=0.1)
+    assert opt.param_groups[0]["name"] == "decay" and opt.param_groups[0]["lr_scale"] == 0.5
+    opt.load_state_dict(opt.state_dict())
+    assert opt.param_groups[0]["name"] == "decay"
 
 
 class _Plain(optim.Optimizer):

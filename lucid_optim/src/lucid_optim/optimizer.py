@@ -12,6 +12,7 @@ from __future__ import annotations
 __all__ = ["Optimizer", "ParamsT"]
 
 import copy
+import difflib
 import inspect
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -107,10 +108,15 @@ class Optimizer:
             if value is required and key not in group:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {key}")
             group.setdefault(key, value)
-        unknown = sorted(set(group) - set(self.defaults) - {"params", "initial_lr"} - _SCHEDULER_KEYS)
-        if unknown:
+        # PyTorch keeps any extra key in a group (programs tag groups with "name" or "lr_scale"), so we do
+        # too; a key one typo away from a hyperparameter would be silently ignored there, so it raises here
+        extra = set(group) - set(self.defaults) - {"params", "initial_lr"} - _SCHEDULER_KEYS
+        typos = {k: difflib.get_close_matches(k, list(self.defaults), n=1, cutoff=0.8) for k in sorted(extra)}
+        typos = {k: m[0] for k, m in typos.items() if m}
+        if typos:
+            said = ", ".join(f"{k!r} (did you mean {m!r}?)" for k, m in typos.items())
             raise ValueError(
-                f"{type(self).__name__}: unknown hyperparameter(s) {unknown}; expected some of {sorted(self.defaults)}"
+                f"{type(self).__name__}: unknown hyperparameter(s) {said}; expected some of {sorted(self.defaults)}"
             )
         self._check_group(group)
         self.param_groups.append(group)
