@@ -10,6 +10,8 @@ warm-up and report the slowest rank's time. Configurations (interleaved, median 
   plain    1 process, no DDP                                  -> T1 (images/s)
   nocomm   2 processes each training alone, no communication  -> calibration: what the machine gives two
            processes; ceiling speedup = 2 T1 step / nocomm step (1.8x needs a ceiling above 1.8x)
+  barrier  as nocomm plus a barrier after every backward: the cost of synchronising the ranks every step
+           (waiting for the slower one) without moving any data
   ddp      2 processes, DDP with PyTorch's defaults (buckets concatenated each step, overlap with backward)
   views    as ddp with gradient_as_bucket_view=True (persistent buffers reduced in place, no concatenation)
   fused    2 processes, DDP with gradient_as_bucket_view=True and overlap_optimizer (the update of each
@@ -93,6 +95,8 @@ def worker(args: argparse.Namespace) -> None:
         loss = F.cross_entropy(net(x), y)
         opt.zero_grad()
         loss.backward()
+        if args.mode == "barrier":
+            dist.barrier()
         opt.step()
 
     for _ in range(args.warmup):
@@ -131,7 +135,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--model", choices=["mlp", "cnn"], default="mlp", help=argparse.SUPPRESS)
-    modes = ["plain", "nocomm", "ddp", "views", "fused", "serial", "allreduce"]
+    modes = ["plain", "nocomm", "barrier", "ddp", "views", "fused", "serial", "allreduce"]
     p.add_argument("--mode", choices=modes, default="plain", help=argparse.SUPPRESS)
     p.add_argument("--only", default="mlp,cnn", help="workloads, comma-separated (default: mlp,cnn)")
     p.add_argument("--steps", type=int, default=60)
@@ -146,12 +150,13 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
-    configs = [(1, "plain"), (2, "nocomm"), (2, "ddp"), (2, "views"), (2, "fused"), (2, "serial"), (2, "allreduce")]
+    configs = [(1, "plain")] + [(2, m) for m in ("nocomm", "barrier", "ddp", "views", "fused", "serial", "allreduce")]
     print(f"# bench_distributed: {args.steps} steps, batch {args.batch}/process, buckets {args.bucket_cap_mb} MB, "
           f"median of {args.repeats}, {os.cpu_count()} cores, poll {not args.no_poll}, "
           f"async progress {args.async_progress}, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
-    print("| workload | 1 proc img/s | 2 proc no-comm img/s (ceiling) | 2 proc DDP img/s: defaults / views / fused | "
-          "speedup (fused) | of ceiling | step fused / serial / no-comm (ms) | hidden | allreduce (ms) |")  # fmt: skip
+    print("| workload | 1 proc img/s | 2 proc no-comm img/s (ceiling) | 2 proc DDP img/s: defaults / views / fused "
+          "| speedup (fused) | of ceiling | step fused / serial / barrier / no-comm (ms) | hidden "
+          "| allreduce (ms) |")  # fmt: skip
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for model in args.only.split(","):
         times: dict[tuple[int, str], list[float]] = {c: [] for c in configs}
@@ -164,7 +169,7 @@ def main() -> None:
         views = 2 * b / t["views"]
         comm = t["serial"] - t["nocomm"]
         hidden = (t["serial"] - t["fused"]) / comm if comm > 0 else float("nan")
-        steps = f"{1e3 * t['fused']:.2f} / {1e3 * t['serial']:.2f} / {1e3 * t['nocomm']:.2f}"
+        steps = " / ".join(f"{1e3 * t[m]:.2f}" for m in ("fused", "serial", "barrier", "nocomm"))
         print(f"| {model} | {thr1:.0f} | {none:.0f} ({none / thr1:.2f}x) | {ddp:.0f} / {views:.0f} / {fused:.0f} | "
               f"{fused / thr1:.2f}x | {100 * fused / none:.0f} % | {steps} | {100 * hidden:.0f} % | "
               f"{1e3 * t['allreduce']:.2f} |", flush=True)  # fmt: skip
