@@ -256,6 +256,8 @@ class DistributedDataParallel:
             _group.all_reduce(used, ReduceOp.MAX, self.process_group)
             used_everywhere = {id(p) for (_, p), u in zip(self._named, used.tolist()) if u}
         self._stepped = {}
+        if self._optimizer is not None:  # looked up every time: load_state_dict may replace the group dicts
+            self._groups = {id(p): g for g in self._optimizer.param_groups for p in g["params"]}
         with lucid_core.no_grad():
             for k, b in enumerate(self._buckets):
                 assert b.work is not None and b.buffer is not None
@@ -296,8 +298,6 @@ class DistributedDataParallel:
             )
         if self._optimizer is not None:
             raise RuntimeError("overlap_optimizer: an optimizer is already registered with this DDP wrapper")
-        mine = {id(p) for _, p in self._named}
-        self._groups = {id(p): g for g in optimizer.param_groups for p in g["params"] if id(p) in mine}
         self._optimizer = optimizer
         original = optimizer.step
 

@@ -74,6 +74,10 @@ for view in (False, True):
     opt, ref_opt = optim.SGD(m.parameters(), lr=0.1, momentum=0.9), optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
     ddp.overlap_optimizer(opt)
     for step in range(3):
+        if step == 1:  # a resumed optimizer (new group dicts, maybe) and a new rate must reach the update in backward
+            for o in (opt, ref_opt):
+                o.load_state_dict(o.state_dict())
+                o.param_groups[0]["lr"] = 0.05
         before = [p.detach().numpy().copy() for p in m.parameters()]
         opt.zero_grad()
         (ddp(batch(step)) ** 2).sum().backward()
