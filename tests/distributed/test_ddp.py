@@ -19,7 +19,17 @@ def test_ddp_matches_one_process_over_mpi(backend: str, world: int) -> None:
     assert len(lines) == world
     for line in lines:
         diffs = _diffs(line)
-        assert set(diffs) == {"sgd", "adam", "accumulate", "unused"}
+        assert set(diffs) == {
+            "sgd",
+            "adam",
+            "accumulate",
+            "unused",
+            "view_sgd",
+            "fused_sgd",
+            "fused_adam_view",
+            "fused_accumulate",
+            "fused_unused",
+        }
         assert max(diffs.values()) < 1e-12
 
 
@@ -33,3 +43,11 @@ def test_ddp_matches_one_process_over_mx_distributed(backend: str) -> None:
 def test_a_script_started_without_a_launcher_is_a_group_of_one() -> None:
     lines = ok_lines(run_job(0, "ddp.py", "numpy"))
     assert lines and lines[0].startswith("ok 0 1 ")  # rank 0 of world size 1
+
+
+@pytest.mark.parametrize("world", [0, 2])
+def test_bucket_views_and_the_optimizer_update_inside_backward(backend: str, world: int) -> None:
+    lines = ok_lines(run_job(world, "ddp_features.py", backend))
+    assert len(lines) == max(world, 1)
+    # NumPy under MPI aliases .grad to the bucket buffers; MLX (immutable) and the one-process group copy
+    assert all(ln.endswith(str(backend == "numpy" and world > 1)) for ln in lines), lines

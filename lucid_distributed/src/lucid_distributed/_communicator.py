@@ -8,12 +8,12 @@ unless the caller asked for ``async_op=True``.
 
 from __future__ import annotations
 
-__all__ = ["Communicator", "ReduceOp", "Work", "write_into", "CommunicatorTimeoutError"]
+__all__ = ["Communicator", "ReduceOp", "Work", "write_into", "CommunicatorTimeoutError", "FlatGradients"]
 
 import enum
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import lucid_core
@@ -127,6 +127,47 @@ def write_into(t: Tensor, value: Any) -> None:
         t.copy_(value)
 
 
+class FlatGradients:
+    """One DDP bucket's gradients as one flat tensor, so the bucket travels in a single all-reduce.
+
+    DDP stores each parameter's gradient with :meth:`put` as it is ready, all-reduces :meth:`flat`
+    in place, and takes the reduced gradients back from :meth:`unpack`. This generic version
+    concatenates the gradients into a fresh tensor at :meth:`flat` (one copy per step; immutable
+    backends such as MLX need it) and hands back slices of it, so gradients of different steps never
+    share memory. A communicator whose backend can alias memory (MPI with NumPy) returns a subclass
+    that keeps one persistent flat buffer and writes each gradient straight into its piece of it
+    (PyTorch's ``gradient_as_bucket_view``).
+    """
+
+    def __init__(self, params: Sequence[Tensor]) -> None:
+        self.params = list(params)
+        self.grads: list[Tensor | None] = [None] * len(self.params)
+
+    def put(self, i: int, grad: Tensor | None) -> None:
+        """Store parameter ``i``'s gradient (None: it has none this step, reduce zeros in its place)."""
+        self.grads[i] = grad
+
+    def flat(self) -> Tensor:
+        """The bucket's gradients end to end in one 1-D tensor, ready to be all-reduced in place."""
+        with lucid_core.no_grad():
+            parts = [
+                (lucid_core.zeros_like(p) if g is None else g).reshape(-1) for p, g in zip(self.params, self.grads)
+            ]
+            self._flat = lucid_core.concat(parts)  # a copy: the bucket is ours to overwrite
+        self.grads = [None] * len(self.params)
+        return self._flat
+
+    def unpack(self) -> list[Tensor]:
+        """The reduced gradients, one per parameter and of its shape (pieces of :meth:`flat`'s tensor)."""
+        flat, off, out = self._flat, 0, []
+        with lucid_core.no_grad():
+            for p in self.params:
+                out.append(flat[off : off + p.size].reshape(p.shape))
+                off += p.size
+        del self._flat
+        return out
+
+
 class Communicator:
     """Base class of a communicator plugin: one process's endpoint in a job of ``world_size`` ranks.
 
@@ -146,6 +187,15 @@ class Communicator:
         if options:
             raise TypeError(f"communicator {self.name!r} takes no options {sorted(options)}")
         self.timeout = timeout
+
+    def flat_gradients(self, params: Sequence[Tensor], as_view: bool = False) -> FlatGradients:
+        """The flat buffer of one DDP bucket holding ``params``' gradients (see :class:`FlatGradients`).
+
+        ``as_view=True`` asks for gradients written straight into one persistent buffer and handed
+        back as views of it (no concatenation, no copy back) where the backend can alias memory; the
+        base class always concatenates.
+        """
+        return FlatGradients(params)
 
     def all_reduce(self, t: Tensor, op: ReduceOp) -> Work:
         """Combine ``t`` across ranks with ``op``; every rank ends with the result in ``t``."""

@@ -3,10 +3,18 @@
 As PyTorch's reducer does: parameters are grouped into buckets of about ``bucket_cap_mb`` in
 reverse registration order (roughly the order backward produces their gradients). A
 post-accumulate-grad hook on each parameter counts down its bucket; when a bucket's last gradient
-is in, the bucket's non-blocking all-reduce starts (buckets start in the same order on every rank,
-as MPI requires), so communication overlaps the rest of backward. The hook that completes the last
-bucket waits for all of them and writes the averaged gradients back, still inside
-``loss.backward()``: the training loop is unchanged (``loss.backward(); opt.step()``).
+is in, its gradients go into the bucket's flat buffer and the bucket's non-blocking all-reduce
+starts (buckets start in the same order on every rank, as MPI requires), so communication overlaps
+the rest of backward. The hook that completes the last bucket waits for all of them and hands the
+averaged gradients to ``.grad``, still inside ``loss.backward()``: the training loop is unchanged
+(``loss.backward(); opt.step()``).
+
+With ``gradient_as_bucket_view=True`` (PyTorch's option) on a backend that can alias memory (NumPy
+under MPI) each bucket keeps one persistent flat buffer: gradients are copied into it once, reduced
+in place and handed back as views of it (no concatenation, no copy back). With
+:meth:`DistributedDataParallel.overlap_optimizer` the optimizer's update also runs inside backward,
+bucket by bucket as each bucket's reduction lands, so the last buckets' all-reduce overlaps the
+update of the first ones; every parameter gets exactly the update ``opt.step()`` would give it.
 """
 
 from __future__ import annotations
@@ -21,19 +29,19 @@ import lucid_core
 from lucid_core import Tensor
 
 from . import _group
-from ._communicator import ReduceOp, Work
+from ._communicator import FlatGradients, ReduceOp, Work
 
 
 class _Bucket:
     """Parameters whose gradients travel together in one flat all-reduce."""
 
-    __slots__ = ("flat", "index", "params", "pending", "work")
+    __slots__ = ("buffer", "index", "params", "pending", "work")
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.params: list[Tensor] = []
         self.pending = 0
-        self.flat: Tensor | None = None
+        self.buffer: FlatGradients | None = None
         self.work: Work | None = None
 
 
@@ -48,8 +56,12 @@ class DistributedDataParallel:
     every rank keep their ``.grad`` untouched. ``broadcast_buffers`` re-broadcasts rank 0's buffers
     (BatchNorm statistics) at every forward.
 
+    ``gradient_as_bucket_view=True`` (PyTorch's option) makes ``.grad`` views of persistent bucket
+    buffers where the backend allows (NumPy over MPI; MLX keeps copying): no concatenation and no
+    copy back, but a gradient is overwritten by the next synchronized backward (clone it to keep it).
     ``overlap=False`` (not in PyTorch) starts the all-reduces only after the last gradient is in, to
-    measure how much communication the overlap hides.
+    measure how much communication the overlap hides. :meth:`overlap_optimizer` moves an optimizer's
+    update into backward, bucket by bucket (PyTorch's ``_register_fused_optim``).
 
     The wrapper is not an ``nn.Module`` instance (lucid_distributed depends on lucid_core only) but
     offers a Module's usual surface: ``module``, ``parameters``, ``named_parameters`` (``module.``
@@ -68,6 +80,7 @@ class DistributedDataParallel:
         bucket_cap_mb: float = 25.0,
         find_unused_parameters: bool = False,
         *,
+        gradient_as_bucket_view: bool = False,
         overlap: bool = True,
     ) -> None:
         if dim != 0:
@@ -80,6 +93,7 @@ class DistributedDataParallel:
         self.find_unused_parameters = bool(find_unused_parameters)
         self.bucket_cap_mb = float(bucket_cap_mb)
         self.overlap = bool(overlap)
+        self.gradient_as_bucket_view = bool(gradient_as_bucket_view)
         self.world_size = _group.get_world_size(process_group)
         self._named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         self._check_same_model()
@@ -88,7 +102,14 @@ class DistributedDataParallel:
         self._armed = False
         self._next = 0
         self._used: set[int] = set()
+        self._poll = True  # Test() the buckets in flight from every hook: MPI progresses only inside MPI calls
+        self._optimizer: Any = None
+        self._groups: dict[int, dict[str, Any]] = {}  # id(p) -> its param group in the registered optimizer
+        self._stepped: dict[int, tuple[Tensor, Tensor, int]] = {}  # id(p) -> (p, the grad it stepped with, version)
         self._buckets = self._make_buckets()
+        comm = _group._group(process_group)
+        for b in self._buckets:
+            b.buffer = comm.flat_gradients(b.params, as_view=self.gradient_as_bucket_view)
         self._bucket_of = {id(p): b for b in self._buckets for p in b.params}
         self._handles = [p.register_post_accumulate_grad_hook(self._on_grad) for _, p in self._named]
 
@@ -177,7 +198,7 @@ class DistributedDataParallel:
         self._next = 0
         self._used = set()
         for b in self._buckets:
-            b.pending, b.flat, b.work = len(b.params), None, None
+            b.pending, b.work = len(b.params), None
         if self.find_unused_parameters:
             reached = _leaves_reached(out)
             unused = [p for _, p in self._named if id(p) not in reached]
@@ -203,9 +224,10 @@ class DistributedDataParallel:
         self._used.add(id(p))
         self._bucket_of[id(p)].pending -= 1
         self._launch_ready()
-        for b in self._buckets[: self._next]:
-            if b.work is not None:
-                b.work.is_completed()  # MPI progresses non-blocking collectives only when polled
+        if self._poll:
+            for b in self._buckets[: self._next]:
+                if b.work is not None:
+                    b.work.is_completed()  # MPI progresses non-blocking collectives only when polled
 
     def _launch_ready(self) -> None:
         buckets = self._buckets
@@ -218,13 +240,14 @@ class DistributedDataParallel:
             self._finish()
 
     def _launch(self, b: _Bucket) -> None:
+        assert b.buffer is not None
         with lucid_core.no_grad():
-            grads = [(p.grad if p.grad is not None else lucid_core.zeros_like(p)).reshape(-1) for p in b.params]
-            b.flat = lucid_core.concat(grads)  # a copy: the bucket is ours to overwrite
-        b.work = _group.all_reduce(b.flat, ReduceOp.AVG, self.process_group, async_op=True)
+            for i, p in enumerate(b.params):
+                b.buffer.put(i, p.grad)
+        b.work = _group.all_reduce(b.buffer.flat(), ReduceOp.AVG, self.process_group, async_op=True)
 
     def _finish(self) -> None:
-        """Wait for every bucket and put the averaged gradients into ``.grad``."""
+        """Wait for every bucket and put the averaged gradients into ``.grad`` (and step, if asked)."""
         self._armed = False
         used_everywhere = None
         if self.find_unused_parameters:
@@ -232,17 +255,98 @@ class DistributedDataParallel:
             used = lucid_core.asarray(flags, dtype=lucid_core.int32, device=_group._group(self.process_group).device)
             _group.all_reduce(used, ReduceOp.MAX, self.process_group)
             used_everywhere = {id(p) for (_, p), u in zip(self._named, used.tolist()) if u}
+        self._stepped = {}
+        if self._optimizer is not None:  # looked up every time: load_state_dict may replace the group dicts
+            self._groups = {id(p): g for g in self._optimizer.param_groups for p in g["params"]}
         with lucid_core.no_grad():
-            for b in self._buckets:
-                assert b.work is not None and b.flat is not None
+            for k, b in enumerate(self._buckets):
+                assert b.work is not None and b.buffer is not None
                 b.work.wait()
-                off = 0
-                for p in b.params:
-                    n = p.size
+                for p, g in zip(b.params, b.buffer.unpack()):
                     if used_everywhere is None or id(p) in used_everywhere:
-                        p.grad = b.flat[off : off + n].reshape(p.shape)
-                    off += n
-                b.flat, b.work = None, None
+                        p.grad = g
+                b.work = None
+                if self._optimizer is not None:
+                    self._step_bucket(b, self._buckets[k + 1 :])
+
+    # -- the optimizer's update inside backward ----------------------------------------------------------
+    def overlap_optimizer(self, optimizer: Any) -> None:
+        """Run ``optimizer``'s update inside each synchronized backward, bucket by bucket.
+
+        When the last bucket's all-reduce has started, backward waits for the buckets in order and,
+        as each one's averaged gradients land, updates that bucket's parameters with ``optimizer``
+        (polling the buckets still in flight between parameters), so the all-reduce of the last
+        buckets overlaps the update of the first ones. Each parameter gets exactly the update
+        ``optimizer.step()`` would give it (the optimizer's own per-parameter ``apply_single``, in
+        the same state), so results do not change. ``optimizer.step()`` stays in the loop: it then
+        updates only the parameters DDP did not (none, usually), and raises if a gradient DDP
+        stepped with was changed after backward (clipping or scaling between backward and step
+        cannot work when the step already happened: clip inside a hook or do not use this).
+        Backwards under :meth:`no_sync` do not step. Works with optimizers built on Lucid's
+        ``Optimizer.step`` (SGD, Adam, ...); LBFGS (which needs the loss closure) is refused.
+        """
+        needed = ("param_groups", "state", "init_single", "apply_single", "step")
+        if not all(hasattr(optimizer, a) for a in needed):
+            raise TypeError(
+                f"overlap_optimizer: expected a lucid_optim optimizer (with {', '.join(needed)}), got "
+                f"{type(optimizer).__name__}"
+            )
+        if getattr(type(optimizer).step, "__qualname__", "") != "Optimizer.step":
+            raise ValueError(
+                f"overlap_optimizer: {type(optimizer).__name__} has its own step(), so its update cannot be "
+                "split per parameter; call optimizer.step() after backward as usual"
+            )
+        if self._optimizer is not None:
+            raise RuntimeError("overlap_optimizer: an optimizer is already registered with this DDP wrapper")
+        self._optimizer = optimizer
+        original = optimizer.step
+
+        def step(closure: Any = None) -> Any:
+            loss = None
+            if closure is not None:
+                with lucid_core.enable_grad():
+                    loss = closure()
+            stepped, self._stepped = self._stepped, {}
+            changed = [p for p, g, v in stepped.values() if p.grad is not g or g._version != v]
+            if changed:
+                raise RuntimeError(
+                    "DistributedDataParallel.overlap_optimizer: the optimizer already updated these parameters "
+                    f"inside backward, but {len(changed)} of their gradients changed afterwards (clipping or "
+                    "scaling between backward and step() has no effect on an update that already happened)"
+                )
+            held = [(p, p.grad) for p, _, _ in stepped.values()]
+            for p, _ in held:
+                p.grad = None  # the base step skips parameters without a gradient
+            try:
+                original()
+            finally:
+                for p, g in held:
+                    p.grad = g
+            return loss
+
+        optimizer.step = step
+
+    def _step_bucket(self, b: _Bucket, in_flight: list[_Bucket]) -> None:
+        """Update ``b``'s parameters as ``optimizer.step()`` would, polling the later buckets between them."""
+        opt = self._optimizer
+        touched: list[Tensor] = []
+        for p in b.params:
+            grad, group = p.grad, self._groups.get(id(p))
+            if grad is None or group is None:
+                continue
+            state = opt.state[p]
+            if not state:
+                opt.init_single(p, state, group)
+            opt.apply_single(p, -grad if group.get("maximize", False) else grad, state, group)
+            self._stepped[id(p)] = (p, grad, grad._version)
+            touched.extend((p, grad))
+            touched.extend(v for v in state.values() if isinstance(v, Tensor))
+            if self._poll:
+                for nb in in_flight:
+                    if nb.work is not None:
+                        nb.work.is_completed()
+        if touched:
+            lucid_core.eval(*touched)
 
     # -- delegation --------------------------------------------------------------------------------
     def parameters(self, recurse: bool = True) -> Iterator[Any]:

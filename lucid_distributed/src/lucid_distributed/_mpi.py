@@ -8,11 +8,13 @@ only one of lucid_distributed that imports NumPy (mpi4py's buffers), and only wh
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
+import lucid_core
 from lucid_core import Tensor
 
-from ._communicator import Communicator, ReduceOp, Work, write_into
+from ._communicator import Communicator, FlatGradients, ReduceOp, Work, write_into
 
 INSTALL_HINT = "pip install mpi4py mpich (or: pip install 'lucid-distributed[mpi]')"
 
@@ -71,6 +73,12 @@ class MPICommunicator(Communicator):
         if buf.dtype == self.np.float16:
             return buf.astype(self.np.float32), True
         return buf, False
+
+    # -- DDP buckets ----------------------------------------------------------------------------
+    def flat_gradients(self, params: Sequence[Tensor], as_view: bool = False) -> FlatGradients:
+        if as_view and params and all(type(p._data) is self.np.ndarray for p in params):
+            return _HostBucket(params, self.np)
+        return FlatGradients(params)
 
     # -- operations -----------------------------------------------------------------------------
     def all_reduce(self, t: Tensor, op: ReduceOp) -> Work:
@@ -152,3 +160,45 @@ class MPICommunicator(Communicator):
 
     def close(self) -> None:
         self.comm.Free()
+
+
+class _HostBucket(FlatGradients):
+    """A bucket of NumPy gradients in one persistent host buffer (PyTorch's ``gradient_as_bucket_view``).
+
+    Each gradient is copied once into its piece of the buffer as it is ready (the only copy: the
+    buffer's pages stay mapped from step to step, unlike a fresh concatenation), MPI reduces the
+    buffer in place, and the parameters' ``.grad`` become views of it. Those views are overwritten by
+    the next synchronized backward, as in PyTorch: keep a ``.clone()`` to hold on to a gradient.
+    """
+
+    def __init__(self, params: Sequence[Tensor], np: Any) -> None:
+        super().__init__(params)
+        self.np = np
+        dtype = params[0]._data.dtype
+        self.buffer = np.zeros(sum(p.size for p in params), dtype=dtype)
+        self.views: list[Any] = []
+        off = 0
+        for p in params:
+            self.views.append(self.buffer[off : off + p.size].reshape(p.shape))
+            off += p.size
+        self.device = params[0].device
+
+    def put(self, i: int, grad: Tensor | None) -> None:
+        view = self.views[i]
+        if grad is None:
+            view.fill(0)
+            return
+        a = grad._data
+        if a is view:  # already this bucket's view (a gradient kept from the last step)
+            return
+        if type(a) is not self.np.ndarray:
+            a = grad._device.backend.to_numpy(a)
+        self.np.copyto(view, a)
+
+    def flat(self) -> Tensor:
+        return lucid_core.asarray(self.buffer, device=self.device)  # no copy: MPI reduces the buffer in place
+
+    def unpack(self) -> list[Tensor]:
+        # fresh tensors over the views each step: an in-place write that rebound an earlier one's data
+        # (NumPy views decline in-place fast paths) must not detach the next step's gradient from the buffer
+        return [lucid_core.asarray(v, device=self.device) for v in self.views]

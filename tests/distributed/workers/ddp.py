@@ -61,15 +61,19 @@ def batches(epoch):
         yield shards[rank][sl], [i for sh in shards for i in sh[sl]]
 
 
-def train(make_opt, accumulate=False, extra=False):
+def train(make_opt, accumulate=False, extra=False, view=False, fused=False):
     ref = make_model(0, extra)
     model = make_model(0 if rank == 0 else 100 + rank, extra)  # different initial weights on every rank
     if rank > 0:
         assert max_diff(params(model), params(ref)) > 0.1
-    ddp = dist.DistributedDataParallel(model, find_unused_parameters=extra, bucket_cap_mb=0.0005)
+    ddp = dist.DistributedDataParallel(
+        model, find_unused_parameters=extra, bucket_cap_mb=0.0005, gradient_as_bucket_view=view
+    )
     assert max_diff(params(model), params(ref)) == 0.0, "construction must broadcast rank 0's weights"
     assert len(ddp._buckets) > 1, "the test wants several buckets"
     opt, ref_opt = make_opt(model.parameters()), make_opt(ref.parameters())
+    if fused:
+        ddp.overlap_optimizer(opt)
     steps = 0
     for epoch in range(EPOCHS):
         for mine, every in batches(epoch):
@@ -113,6 +117,11 @@ results = {
     "adam": train(adam),
     "accumulate": train(sgd, accumulate=True),
     "unused": train(adam, extra=True),
+    "view_sgd": train(sgd, view=True),
+    "fused_sgd": train(sgd, fused=True),
+    "fused_adam_view": train(adam, view=True, fused=True),
+    "fused_accumulate": train(sgd, accumulate=True, view=True, fused=True),
+    "fused_unused": train(adam, extra=True, fused=True),
 }
 report(rank, f"ok {rank} {n} {results}")
 dist.destroy_process_group()
