@@ -54,7 +54,7 @@ assert len(ddp._buckets) > 1
 want = mean_grads(model(), 0)
 got = [p.grad.numpy().copy() for p in m.parameters()]
 assert max(float(np.max(np.abs(a - b))) for a, b in zip(got, want)) < 1e-12
-views = hasattr(ddp._buckets[0].buffer, "buffer")
+views = getattr(ddp._buckets[0].buffer, "as_view", False)
 if views:
     for b in ddp._buckets:
         for p in b.params:
@@ -66,6 +66,22 @@ if views:
     assert not np.array_equal(kept.numpy(), got[list(m.parameters()).index(m[0].weight)])
 elif device == "numpy" and n > 1:
     raise AssertionError("NumPy gradients under MPI should be bucket views")
+
+# 1b. the default (no views): the persistent buffer is reused, but each .grad is its own memory
+m = model()
+ddp = dist.DistributedDataParallel(m, bucket_cap_mb=0.0001)
+(ddp(batch(0)) ** 2).sum().backward()
+got = [p.grad.numpy().copy() for p in m.parameters()]
+assert max(float(np.max(np.abs(a - b))) for a, b in zip(got, mean_grads(model(), 0))) < 1e-12
+kept = m[0].weight.grad
+m.zero_grad()
+(ddp(batch(1)) ** 2).sum().backward()
+assert np.array_equal(kept.numpy(), got[list(m.parameters()).index(m[0].weight)]), "a kept .grad must not change"
+assert max(float(np.max(np.abs(p.grad.numpy() - w))) for p, w in zip(m.parameters(), mean_grads(model(), 1))) < 1e-12
+if views:
+    for b in ddp._buckets:
+        for p in b.params:
+            assert not np.shares_memory(p.grad._data, b.buffer.buffer), "without views .grad owns its memory"
 
 # 2. overlap_optimizer: backward updates the parameters; step() afterwards adds nothing
 for view in (False, True):
