@@ -125,7 +125,6 @@ class _ConvWeightGrad(lc.Function):
         return d_x, d_gy, None, None, None, None, None
 
 
-
 class _ConvBias(lc.Function):
     """``B(x, w) + b`` in one kernel (``conv_bias``: the bias rides in the GEMM as a ones row); its gradients
     are the bilinear products above and ``b``'s channel sum, all Lucid ops."""
@@ -160,6 +159,7 @@ class _ChannelSum(lc.Function):
     def backward(ctx, h):
         g = ctx.inputs[0]
         return lc.broadcast_to(lc.reshape(h, (1, g.shape[1]) + (1,) * (g.ndim - 2)), tuple(g.shape))
+
 
 def out_size(size: int, kernel: int, stride: int, pad: int, dilation: int) -> int:
     """Output length of a sliding window over ``size`` elements padded by ``pad`` in total."""
