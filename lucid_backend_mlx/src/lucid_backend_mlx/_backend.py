@@ -7,6 +7,8 @@ from typing import Any
 import lucid_core as lc
 from lucid_core.backend import Backend, Device
 
+from ._cnn import cnn_kernels
+
 _MAX_EXACT_RANGE = 1 << 24  # mx.random.randint draws through float32: exact up to 2**24 values
 
 
@@ -90,6 +92,7 @@ class MLXBackend(Backend):
             "getitem": getitem,
             "setitem": setitem,
             "cumulative_prod": cumulative_prod,
+            **cnn_kernels(mx, self),
         }
 
     def make_device(self, type: str) -> Device:  # noqa: A002

@@ -279,7 +279,7 @@ class _AvgPool(lc.Function):
 
     @staticmethod
     def backward(ctx, gy):
-        x, k, s, pads, out, divisor = ctx.inputs
+        x, k, s, pads, _, divisor = ctx.inputs
         g = lc.expand_dims(gy / divisor, axis=2)
         cols = lc.broadcast_to(g, (*g.shape[:2], math.prod(k), *g.shape[3:]))
         return col2im(cols, tuple(x.shape[2:]), k, s, (1,) * len(k), pads), None, None, None, None, None
