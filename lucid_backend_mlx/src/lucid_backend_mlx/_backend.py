@@ -23,6 +23,9 @@ class MLXBackend(Backend):
     #: check integer-array indices against the axis size, raising IndexError as NumPy does (MLX reads
     #: garbage instead); off by default because it costs one host sync per advanced index
     check_index_bounds = False
+    #: run the forward convolution and its input gradient through ``mx.conv_general`` on the CPU device
+    #: too (on the GPU always); off because MLX's CPU convolution is slower than im2col + matmul there
+    conv_general_on_cpu = False
     # the real list is known once MLX is imported (load); "gpu" here lets `resolve_device("gpu")`
     # try this backend before it is loaded
     device_types = ("gpu", "cpu")

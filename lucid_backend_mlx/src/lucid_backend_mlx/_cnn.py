@@ -5,7 +5,9 @@ channels-first, so each kernel moves the channel axis there and back (lazy trans
 copy it makes anyway). The two gradient products are MLX's own vector-Jacobian products of the same
 convolution, at a zero primal (the products are linear, so the primal's value does not matter).
 MLX convolves float32/float16/bfloat16 only, and groups only in 1-D and 2-D: the rest (float64, grouped
-3-D) takes the composed defaults.
+3-D) takes the composed defaults. On MLX's CPU device its convolution is slower than the composed
+im2col + matmul for the forward and the input gradient (1.5-4x at W2/MNIST sizes, measured; the weight
+gradient is ~2x faster), so there those two stay composed unless ``MLXBackend.conv_general_on_cpu``.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ def cnn_kernels(mx: Any, backend: Any) -> dict[str, Callable[..., Any]]:
     fallback = {n: composed(n) for n in ("conv", "conv_input_grad", "conv_weight_grad")}
     native_dtypes = (mx.float32, mx.float16, mx.bfloat16)
 
-    def native(a: Any, b: Any, groups: int) -> bool:
+    def native(a: Any, b: Any, groups: int, cpu_too: bool = True) -> bool:
         # MLX groups channels in 1-D and 2-D convolutions only
+        if not cpu_too and not backend.conv_general_on_cpu and mx.default_device().type != mx.DeviceType.gpu:
+            return False
         return a.dtype in native_dtypes and b.dtype == a.dtype and (groups == 1 or a.ndim <= 4)
 
     def last(a: Any) -> Any:
@@ -54,12 +58,12 @@ def cnn_kernels(mx: Any, backend: Any) -> dict[str, Callable[..., Any]]:
         )
 
     def conv(x: Any, w: Any, stride: Any, dilation: Any, pads: Pads, groups: int) -> Any:
-        if not native(x, w, groups):
+        if not native(x, w, groups, cpu_too=False):
             return fallback["conv"](x, w, stride, dilation, pads, groups)
         return first(conv_nhwc(last(x), last(w), stride, dilation, pads, groups))
 
     def conv_input_grad(gy: Any, w: Any, size: Any, stride: Any, dilation: Any, pads: Pads, groups: int) -> Any:
-        if not native(gy, w, groups):
+        if not native(gy, w, groups, cpu_too=False):
             return fallback["conv_input_grad"](gy, w, size, stride, dilation, pads, groups)
         wn = last(w)
         x0 = mx.zeros((gy.shape[0], *tuple(size), w.shape[1] * groups), dtype=gy.dtype)
