@@ -234,7 +234,7 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
         zeros = zeros_cache.get(key)
         if zeros is None:
             if len(zeros_cache) >= 8:  # a few shapes per model; varying batches must not grow it
-                zeros_cache.pop(next(iter(zeros_cache)))
+                zeros_cache.clear()
             zeros = np.zeros(x.shape, dtype=x.dtype)
             zeros.flags.writeable = False
             zeros_cache[key] = zeros
