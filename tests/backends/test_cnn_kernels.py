@@ -3,9 +3,11 @@ with the composed default, and the ops built on them keep their gradients of eve
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import types
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -63,11 +65,34 @@ def _float64(device: lc.Device) -> None:
         pytest.skip(f"{device} has no float64")
 
 
+@contextlib.contextmanager
+def _numpy_grid(on: bool) -> Iterator[None]:
+    """The numpy backend's conv kernels with the padded grid for every row length (on) or none (off)."""
+    from lucid_backend_numpy import _cnn
+
+    saved = _cnn.GRID_BELOW
+    _cnn.GRID_BELOW = 1 << 30 if on else 0
+    try:
+        yield
+    finally:
+        _cnn.GRID_BELOW = saved
+
+
 @settings(max_examples=40, deadline=None)
-@given(case=_conv_case(), seed=st.integers(0, 2**16), dtype=st.sampled_from(["float64", "float32"]))
-def test_native_conv_kernels_match_the_composed_defaults(device, case, seed, dtype):
+@given(
+    case=_conv_case(),
+    seed=st.integers(0, 2**16),
+    dtype=st.sampled_from(["float64", "float32"]),
+    grid=st.booleans(),
+)
+def test_native_conv_kernels_match_the_composed_defaults(device, case, seed, dtype, grid):
     _native(device, "conv")
     _float64(device)
+    with _numpy_grid(grid) if device.backend.name == "numpy" else contextlib.nullcontext():
+        _check_conv_kernels(device, case, seed, dtype)
+
+
+def _check_conv_kernels(device: lc.Device, case: tuple, seed: int, dtype: str) -> None:
     n, groups, cg, og, kernel, stride, dilation, pads, size = case
     out = kernels.conv_out(size, kernel, stride, pads, dilation)
     if min(out) <= 0:

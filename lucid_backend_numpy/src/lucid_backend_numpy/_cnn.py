@@ -19,6 +19,11 @@ from lucid_core.kernels import conv_out
 
 Pads = tuple[tuple[int, int], ...]
 
+#: output rows shorter than this take the padded grid (benchmarks/bench_cnn_kernels.py: W2's 14-wide rows
+#: gain 1.2-1.4x, MNIST's 24-wide ones nothing, and the grid's copy of ``gy`` costs more than the
+#: 28-wide single-channel im2col it speeds up)
+GRID_BELOW = 20
+
 
 def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
     """The kernels, closed over the NumPy module (imported when the backend loads)."""
@@ -46,13 +51,13 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
             writeable=False,
         )
 
-    # With stride 1 along the last axis, a window's rows are runs of the padded input's rows: positions are
-    # taken on the padded grid (the last axis at its padded width, the extra d * (k - 1) columns per row
+    # With stride 1 along the last axis, a window's rows are runs of the padded input's rows: short rows'
+    # positions are taken on the padded grid (the last axis at its padded width, the extra d * (k - 1) columns per row
     # computed and dropped), so im2col and col2im move long contiguous runs instead of ``out[-1]``-element
     # ones (~4x faster at 14x14); the GEMMs see the same dot products.
     def grid_out(size: Any, kernel: Any, stride: Any, dilation: Any, pads: Pads, out: Any) -> tuple[int, ...] | None:
         """The output positions on the padded grid, or None when the last axis is strided (no grid)."""
-        if stride[-1] != 1:
+        if stride[-1] != 1 or out[-1] >= GRID_BELOW:
             return None
         return (*tuple(out[:-1]), size[-1] + pads[-1][0] + pads[-1][1])
 
@@ -186,7 +191,8 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
     ) -> Any:
         n, o, cg, kernel = gy.shape[0], w.shape[0], w.shape[1], tuple(w.shape[2:])
         out = tuple(gy.shape[2:])
-        wt = np.swapaxes(w.reshape(groups, o // groups, cg * math.prod(kernel)), -1, -2)
+        # a C-ordered copy of the (small) transposed weight: BLAS's transposed-A path is slower here
+        wt = np.ascontiguousarray(np.swapaxes(w.reshape(groups, o // groups, cg * math.prod(kernel)), -1, -2))
         padded = tuple(s + b + a for s, (b, a) in zip(size, pads))
         dtype = np.result_type(gy, w)
         gout = grid_out(size, kernel, stride, dilation, pads, out)
