@@ -7,7 +7,9 @@ W3 per-op overhead: bench_core's chain of 500 element-wise ops on a (16,) tensor
 W4 1024x1024 matmul forward+backward (three products) in GFLOP/s, next to NumPy's own three products;
 W5 Transformer encoder block (batch 16, sequence 64, d_model 128, 4 heads, feed-forward 512, dropout 0,
    batch_first) train step with Adam on the mean squared output;
-W6 peak memory of one steady-state W1 and W5 step (see ``peak_memory``).
+W6 peak memory of one steady-state W1 and W5 step (see ``peak_memory``);
+MNIST pytorch/examples' MNIST net train step (batch 64, conv 3x3 1->32, conv 3x3 32->64, 2x2 max-pool, dropout,
+   linear 9216->128->10, log-softmax, NLL loss, Adadelta lr 1.0); only when named in ``--only``.
 
 Every timed workload builds one step function per framework, then runs the frameworks in alternating
 cycles (lucid numpy, lucid mlx, torch, lucid numpy, ...) so machine noise hits each alike; the table
@@ -15,7 +17,7 @@ shows medians and the Lucid/PyTorch ratio of the same run. PyTorch and NumPy's B
 number of threads (all cores unless ``--threads N``); on a small shared machine ``--threads 1`` avoids
 their thread pools spinning against each other. Results and method: benchmarks/RESULTS.md. Run:
 ``python benchmarks/bench_workloads.py [--quick] [--threads N] [--cycles N] [--device numpy] [--only W1,W3]
-[--isolate]``; ``--isolate`` runs W1, W2 and W5 with each framework in its own worker process (its own
+[--isolate]``; ``--isolate`` runs W1, W2, W5 and MNIST with each framework in its own worker process (its own
 allocator and thread pools), as a user runs them.
 """
 
@@ -74,7 +76,17 @@ def _encoder(mod: Any, device: Any = None) -> Any:
     return mod.TransformerEncoderLayer(128, 4, dim_feedforward=512, dropout=0.0, batch_first=True, **kw)
 
 
-CLASSIFIERS = {"W1": (_mlp, (128, 784)), "W2": (_cnn, (64, 1, 28, 28))}
+def _mnist(mod: Any, device: Any = None) -> Any:
+    """pytorch/examples' mnist/main.py ``Net``, as a Sequential (log-softmax output, for ``nll_loss``)."""
+    kw = {} if device is None else {"device": device}
+    return mod.Sequential(
+        mod.Conv2d(1, 32, 3, 1, **kw), mod.ReLU(), mod.Conv2d(32, 64, 3, 1, **kw), mod.ReLU(), mod.MaxPool2d(2),
+        mod.Dropout(0.25), mod.Flatten(), mod.Linear(9216, 128, **kw), mod.ReLU(), mod.Dropout(0.5),
+        mod.Linear(128, 10, **kw), mod.LogSoftmax(dim=1),
+    )  # fmt: skip
+
+
+CLASSIFIERS = {"W1": (_mlp, (128, 784)), "W2": (_cnn, (64, 1, 28, 28)), "MNIST": (_mnist, (64, 1, 28, 28))}
 
 
 # -- step builders ----------------------------------------------------------------------------------
@@ -93,10 +105,16 @@ def lucid_train_step(workload: str, device: str) -> Step:
         model = make(nn, device)
         x = lc.randn(*shape, device=device)
         y = lc.randint(0, 10, (shape[0],), device=device)
-        opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        if workload == "MNIST":  # the example's optimizer and loss
+            opt = optim.Adadelta(model.parameters(), lr=1.0)
 
-        def loss_fn() -> lc.Tensor:
-            return F.cross_entropy(model(x), y)
+            def loss_fn() -> lc.Tensor:
+                return F.nll_loss(model(x), y)
+        else:
+            opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+            def loss_fn() -> lc.Tensor:
+                return F.cross_entropy(model(x), y)
 
     params = list(model.parameters())
 
@@ -124,10 +142,16 @@ def torch_train_step(workload: str) -> Step:
         model = make(torch.nn)
         x = torch.randn(*shape)
         y = torch.randint(0, 10, (shape[0],))
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        if workload == "MNIST":
+            opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
 
-        def loss_fn() -> Any:
-            return torch.nn.functional.cross_entropy(model(x), y)
+            def loss_fn() -> Any:
+                return torch.nn.functional.nll_loss(model(x), y)
+        else:
+            opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+            def loss_fn() -> Any:
+                return torch.nn.functional.cross_entropy(model(x), y)
 
     def step() -> None:
         opt.zero_grad()
@@ -309,7 +333,7 @@ def peak_memory(workload: str, framework: str, steps: int = 3) -> float | None:
 
 
 # -- report -----------------------------------------------------------------------------------------
-TARGETS = {"W1": 1.5, "W2": 2.5, "W3": 1.5, "W5": 2.0, "W6 W1": 1.5}
+TARGETS = {"W1": 1.5, "W2": 2.5, "W3": 1.5, "W5": 2.0, "W6 W1": 1.5, "MNIST": 1.2}
 
 
 def _fmt(v: float | None, unit: str) -> str:
@@ -376,7 +400,12 @@ def main() -> None:
         r = res["numpy"] / ref if ref and res.get("numpy") is not None else None
         rows.append((label, unit, res, key, r))
 
-    for w, label in (("W1", "W1 MLP train step"), ("W2", "W2 CNN train step"), ("W5", "W5 Transformer block step")):
+    for w, label in (
+        ("W1", "W1 MLP train step"),
+        ("W2", "W2 CNN train step"),
+        ("W5", "W5 Transformer block step"),
+        ("MNIST", "MNIST example net train step"),
+    ):
         if w not in only:
             continue
         if args.isolate:

@@ -7,6 +7,8 @@ from typing import Any
 import lucid_core as lc
 from lucid_core.backend import Backend, Device
 
+from ._cnn import cnn_kernels
+
 _MAX_EXACT_RANGE = 1 << 24  # mx.random.randint draws through float32: exact up to 2**24 values
 
 
@@ -21,6 +23,9 @@ class MLXBackend(Backend):
     #: check integer-array indices against the axis size, raising IndexError as NumPy does (MLX reads
     #: garbage instead); off by default because it costs one host sync per advanced index
     check_index_bounds = False
+    #: run the forward convolution and its input gradient through ``mx.conv_general`` on the CPU device
+    #: too (on the GPU always); off because MLX's CPU convolution is slower than im2col + matmul there
+    conv_general_on_cpu = False
     # the real list is known once MLX is imported (load); "gpu" here lets `resolve_device("gpu")`
     # try this backend before it is loaded
     device_types = ("gpu", "cpu")
@@ -90,6 +95,7 @@ class MLXBackend(Backend):
             "getitem": getitem,
             "setitem": setitem,
             "cumulative_prod": cumulative_prod,
+            **cnn_kernels(mx, self),
         }
 
     def make_device(self, type: str) -> Device:  # noqa: A002

@@ -9,6 +9,8 @@ import lucid_core as lc
 from lucid_core.backend import Backend, Device
 from lucid_core.kernels import tile_keys
 
+from ._cnn import cnn_kernels
+
 
 class NumpyBackend(Backend):
     """CPU arrays with NumPy: float64 and complex supported, eager, data-dependent shapes allowed."""
@@ -204,6 +206,7 @@ def _kernels(np: Any) -> dict[str, Any]:
 
     return {
         **_conv_kernels(np),
+        **cnn_kernels(np),
         "relu_grad": relu_grad,
         "erf": erf,
         "index_add": index_add,

@@ -303,6 +303,50 @@ def _conv_weight_grad(
     return xp.reshape(xp.sum(g, axis=0), (o, cg, *kernel))
 
 
+# -- conv, pooling and ReLU kernels of the CNN step (issue 17, session 3) ----------------------------
+def _conv_bias(device: Any, x: Any, w: Any, b: Any, stride: Any, dilation: Any, pads: Pads, groups: int) -> Any:
+    y = call(device, "conv", x, w, stride, dilation, pads, groups)
+    return y + device.xp.reshape(b, (w.shape[0],) + (1,) * (x.ndim - 2))
+
+
+def _channel_sum(device: Any, g: Any) -> Any:
+    return device.xp.sum(g, axis=(0, *range(2, g.ndim)))
+
+
+def _avg_pool(device: Any, x: Any, kernel: Any, stride: Any, pads: Pads, out: Any, divisor: Any) -> Any:
+    xp = device.xp
+    cols = call(device, "im2col", x, kernel, stride, (1,) * len(kernel), pads, out, 0.0)
+    return xp.sum(cols, axis=2) / divisor
+
+
+def _relu(device: Any, x: Any) -> Any:
+    return device.xp.maximum(x, 0)
+
+
+_CNN_KERNELS = (
+    Kernel(
+        "conv_bias",
+        "(x, w, b, stride, dilation, pads, groups) -> array",
+        "``conv`` plus the bias ``b`` (O,) on every output position (one GEMM with a ones row can do both).",
+        _conv_bias,
+    ),
+    Kernel(
+        "channel_sum",
+        "(g) -> array",
+        "(N, C, *S) -> (C,): the sum over every axis but 1 (a conv bias's gradient).",
+        _channel_sum,
+    ),
+    Kernel(
+        "avg_pool",
+        "(x, kernel, stride, pads, out, divisor) -> array",
+        "(N, C, *S) -> (N, C, *out): each window's sum over ``x`` zero-padded by ``pads``, divided by "
+        "``divisor`` (a number or an array broadcastable to ``out``); no dilation.",
+        _avg_pool,
+    ),
+    Kernel("relu", "(x) -> array", "max(x, 0), element-wise (NaN stays NaN).", _relu),
+)
+
+
 #: Unary ops whose forward a backend may replace by name: ``(x) -> array``, default ``xp.<name>``.
 UNARY = (
     "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "abs", "sin", "cos", "tan", "asin",
@@ -402,6 +446,7 @@ KERNELS: dict[str, Kernel] = {
             "The gradient of ``conv`` with respect to ``w`` (spatial ``kernel``) for output gradient ``gy``.",
             _conv_weight_grad,
         ),
+        *_CNN_KERNELS,
     )
 }
 

@@ -2,7 +2,8 @@
 
 Devices: ``torch:cpu`` and, when CUDA is available, ``torch:gpu`` (the default then). PyTorch's
 own kernels replace Lucid's generic ones where they exist (einsum, erf, logsumexp, the scatter-add
-behind indexing gradients), and random numbers come from a ``torch.Generator`` per device.
+behind indexing gradients, convolutions and their two gradient products), and random numbers come
+from a ``torch.Generator`` per device.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class TorchBackend(ArrayAPIBackend):
             erf=torch.erf,
             logsumexp=lambda x, axes, keepdims: torch.logsumexp(x, dim=axes, keepdim=keepdims) if axes else x,
             index_add=self._index_add,
+            **_conv_kernels(torch),
         )
 
     def _index_add(self, z: Any, key: Any, values: Any) -> Any:
@@ -93,6 +95,57 @@ class TorchBackend(ArrayAPIBackend):
         return self.torch.randint(low, high, shape, generator=g, dtype=self.native_dtype(dtype), device=g.device)
 
     _seed = 0
+
+
+def _conv_kernels(torch: Any) -> dict[str, Callable[..., Any]]:
+    """Lucid's convolution kernels through ``torch.nn.functional.conv{1,2,3}d`` and ``torch.nn.grad``.
+
+    PyTorch pads both sides of an axis alike: uneven ``pads`` pad the input first (and crop the input
+    gradient), so every geometry Lucid accepts works.
+    """
+    functional = torch.nn.functional
+    grad = torch.nn.grad
+    conv = {1: functional.conv1d, 2: functional.conv2d, 3: functional.conv3d}
+    input_grad = {1: grad.conv1d_input, 2: grad.conv2d_input, 3: grad.conv3d_input}
+    weight_grad = {1: grad.conv1d_weight, 2: grad.conv2d_weight, 3: grad.conv3d_weight}
+
+    def even(pads: Any) -> list[int] | None:
+        return [b for b, _ in pads] if all(b == a for b, a in pads) else None
+
+    def padded(x: Any, pads: Any) -> Any:
+        return functional.pad(x, [v for b, a in reversed(pads) for v in (b, a)])  # last axis first
+
+    def conv_bias(x: Any, w: Any, b: Any, stride: Any, dilation: Any, pads: Any, groups: int) -> Any:
+        nd, p = x.ndim - 2, even(pads)
+        if p is None:
+            x, p = padded(x, pads), [0] * (x.ndim - 2)
+        return conv[nd](x, w, b, list(stride), p, list(dilation), groups)
+
+    def conv_(x: Any, w: Any, stride: Any, dilation: Any, pads: Any, groups: int) -> Any:
+        return conv_bias(x, w, None, stride, dilation, pads, groups)
+
+    def conv_input_grad(gy: Any, w: Any, size: Any, stride: Any, dilation: Any, pads: Any, groups: int) -> Any:
+        nd, p = gy.ndim - 2, even(pads)
+        shape = [gy.shape[0], w.shape[1] * groups]
+        if p is not None:
+            return input_grad[nd](shape + list(size), w, gy, list(stride), p, list(dilation), groups)
+        full = [s + b + a for s, (b, a) in zip(size, pads)]
+        g = input_grad[nd](shape + full, w, gy, list(stride), 0, list(dilation), groups)
+        return g[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
+
+    def conv_weight_grad(x: Any, gy: Any, kernel: Any, stride: Any, dilation: Any, pads: Any, groups: int) -> Any:
+        nd, p = x.ndim - 2, even(pads)
+        if p is None:
+            x, p = padded(x, pads), [0] * nd
+        shape = [gy.shape[1], x.shape[1] // groups, *kernel]
+        return weight_grad[nd](x, shape, gy, list(stride), p, list(dilation), groups)
+
+    return {
+        "conv": conv_,
+        "conv_bias": conv_bias,
+        "conv_input_grad": conv_input_grad,
+        "conv_weight_grad": conv_weight_grad,
+    }
 
 
 @hookimpl

@@ -125,6 +125,42 @@ class _ConvWeightGrad(lc.Function):
         return d_x, d_gy, None, None, None, None, None
 
 
+class _ConvBias(lc.Function):
+    """``B(x, w) + b`` in one kernel (``conv_bias``: the bias rides in the GEMM as a ones row); its gradients
+    are the bilinear products above and ``b``'s channel sum, all Lucid ops."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, w, b, stride, dilation, pads, groups):
+        return kernels.call(ctx.device, "conv_bias", x, w, b, stride, dilation, pads, groups)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, w, _, stride, dilation, pads, groups = ctx.inputs
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        gx = _ConvInputGrad.apply(gy, w, tuple(x.shape[2:]), stride, dilation, pads, groups) if need_x else None
+        gw = _ConvWeightGrad.apply(x, gy, tuple(w.shape[2:]), stride, dilation, pads, groups) if need_w else None
+        gb = _ChannelSum.apply(gy) if need_b else None
+        return gx, gw, gb, None, None, None, None
+
+
+class _ChannelSum(lc.Function):
+    """(N, C, *S) -> (C,): the sum over every axis but the channels (a bias's gradient), the ``channel_sum``
+    kernel; its gradient broadcasts back."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, g):
+        return kernels.call(ctx.device, "channel_sum", g)
+
+    @staticmethod
+    def backward(ctx, h):
+        g = ctx.inputs[0]
+        return lc.broadcast_to(lc.reshape(h, (1, g.shape[1]) + (1,) * (g.ndim - 2)), tuple(g.shape))
+
+
 def out_size(size: int, kernel: int, stride: int, pad: int, dilation: int) -> int:
     """Output length of a sliding window over ``size`` elements padded by ``pad`` in total."""
     return (size + pad - dilation * (kernel - 1) - 1) // stride + 1
@@ -240,6 +276,8 @@ def _convnd(
     for v in out:
         p *= v
     if x.dtype.kind == "f" and weight.dtype == x.dtype:
+        if isinstance(bias, Tensor) and bias.dtype == x.dtype and tuple(bias.shape) == (o,):
+            return _ConvBias.apply(x, weight, bias, st, dl, pads, groups)
         y = _Conv.apply(x, weight, st, dl, pads, groups)
     else:  # complex (conjugate gradients) or mixed dtypes: composed from Lucid ops
         cols = lc.reshape(im2col(x, kernel, st, dl, pads, out), (n, groups, cg * k, p))

@@ -14,7 +14,7 @@ from typing import Any
 import lucid_core as lc
 from lucid_core import Tensor, kernels
 
-from ._conv import _ntuple, im2col
+from ._conv import _ntuple, col2im, im2col
 
 __all__ = [
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
@@ -255,15 +255,34 @@ def _avg_pool(
     k, s, p, d, out, extra = _pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode, nd, name)
     if divisor_override is not None and divisor_override <= 0:
         raise ValueError(f"{name}: divisor_override must be positive, got {divisor_override}")
-    if _tiles(x, k, s, p, d) and not any(extra):
-        y = lc.sum(_tile_view(x, k, out), axis=tuple(range(3, 3 + 2 * nd, 2)))
-        div: Any = math.prod(k)
+    pads = tuple((pp, pp + e) for pp, e in zip(p, extra))
+    if divisor_override is not None:
+        div: Any = divisor_override
+    elif _tiles(x, k, s, p, d) and not any(extra):
+        div = math.prod(k)
     else:
-        pads = tuple((pp, pp + e) for pp, e in zip(p, extra))
-        y = lc.sum(im2col(x, k, s, d, pads, out), axis=2)
         div = _avg_divisor(x.shape[2:], k, s, p, out, count_include_pad, x.device, x.dtype)
-    y = y / (divisor_override if divisor_override is not None else div)
+    y = _AvgPool.apply(x, k, s, pads, out, div)
     return lc.squeeze(y, axis=0) if unbatched else y
+
+
+class _AvgPool(lc.Function):
+    """Window sums over ``x`` zero-padded by ``pads``, divided by ``divisor`` (a number or a constant tensor):
+    the ``avg_pool`` kernel. Linear in ``x``: its gradient spreads ``gy / divisor`` back over each window
+    (col2im, whose own gradient is im2col), so gradients of every order are Lucid ops."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, k, s, pads, out, divisor):
+        return kernels.call(ctx.device, "avg_pool", x, k, s, pads, out, divisor)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, k, s, pads, _, divisor = ctx.inputs
+        g = lc.expand_dims(gy / divisor, axis=2)
+        cols = lc.broadcast_to(g, (*g.shape[:2], math.prod(k), *g.shape[3:]))
+        return col2im(cols, tuple(x.shape[2:]), k, s, (1,) * len(k), pads), None, None, None, None, None
 
 
 def avg_pool1d(

@@ -1,0 +1,258 @@
+"""NumPy kernels of a CNN step: convolutions as batched GEMMs (the bias a ones row of the GEMM input),
+window sums for average pooling, a channel sum as matrix-vector products, and ReLU.
+
+Each convolution kernel is a ``*_rows(..., lo, hi)`` function that fills batch entries ``lo:hi`` of a
+preallocated output, so a thread pool can hand out batch slices; the public kernels call it once for
+the whole batch. Without a bias, ``conv``, ``conv_input_grad`` and ``conv_weight_grad`` make the same
+BLAS calls as the composed defaults (same numbers, bit for bit); the bias row changes the summation
+order of ``conv_bias`` only within float rounding.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any
+
+from lucid_core.kernels import conv_out
+
+Pads = tuple[tuple[int, int], ...]
+
+#: output rows shorter than this take the padded grid (benchmarks/bench_cnn_kernels.py: W2's 14-wide rows
+#: gain 1.2-1.4x, MNIST's 24-wide ones nothing, and the grid's copy of ``gy`` costs more than the
+#: 28-wide single-channel im2col it speeds up)
+GRID_BELOW = 20
+
+
+def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
+    """The kernels, closed over the NumPy module (imported when the backend loads)."""
+    as_strided = np.lib.stride_tricks.as_strided
+
+    def view_as(a: Any, shape: tuple[int, ...]) -> Any:
+        """``a`` reshaped without copying (raises instead of copying, so writes always land)."""
+        v = a.view()
+        v.shape = shape
+        return v
+
+    def windows(x: Any, kernel: Any, stride: Any, dilation: Any, pads: Pads, out: Any, value: float) -> Any:
+        """Read-only (N, C, *kernel, *out) view of ``x`` padded with ``value``: every window at once."""
+        if any(b or a for b, a in pads):
+            z = np.full(
+                tuple(x.shape[:2]) + tuple(s + b + a for s, (b, a) in zip(x.shape[2:], pads)), value, dtype=x.dtype
+            )
+            z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(x.shape[2:], pads)))] = x
+            x = z
+        sp = x.strides[2:]
+        return as_strided(
+            x,
+            tuple(x.shape[:2]) + tuple(kernel) + tuple(out),
+            x.strides[:2] + tuple(s * d for s, d in zip(sp, dilation)) + tuple(s * t for s, t in zip(sp, stride)),
+            writeable=False,
+        )
+
+    # With stride 1 along the last axis, a window's rows are runs of the padded input's rows: short rows'
+    # positions are taken on the padded grid (the last axis at its padded width, the extra d * (k - 1) columns per row
+    # computed and dropped), so im2col and col2im move long contiguous runs instead of ``out[-1]``-element
+    # ones (~4x faster at 14x14); the GEMMs see the same dot products.
+    def grid_out(size: Any, kernel: Any, stride: Any, dilation: Any, pads: Pads, out: Any) -> tuple[int, ...] | None:
+        """The output positions on the padded grid, or None when the last axis is strided (no grid)."""
+        if stride[-1] != 1 or out[-1] >= GRID_BELOW:
+            return None
+        return (*tuple(out[:-1]), size[-1] + pads[-1][0] + pads[-1][1])
+
+    def grid_zeros(lead: tuple[int, ...], padded: tuple[int, ...], spill: int, dtype: Any) -> Any:
+        """(*lead, *padded) zeros, each (n, c) plane followed by ``spill`` elements of its own: the last
+        windows' dropped columns run past their plane into them, never into another plane."""
+        plane = math.prod(padded)
+        flat = np.zeros((*lead, plane + spill), dtype=dtype)
+        strides = flat.strides[:-1] + tuple(math.prod(padded[i + 1 :]) * flat.itemsize for i in range(len(padded)))
+        return as_strided(flat, (*lead, *padded), strides)
+
+    def grid_input(x: Any, pads: Pads, spill: int) -> Any:
+        """``x`` zero-padded on the grid (see ``grid_zeros``)."""
+        padded = tuple(s + b + a for s, (b, a) in zip(x.shape[2:], pads))
+        z = grid_zeros(tuple(x.shape[:2]), padded, spill, x.dtype)
+        z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(x.shape[2:], pads)))] = x
+        return z
+
+    def grid_windows(z: Any, kernel: Any, stride: Any, dilation: Any, gout: Any) -> Any:
+        """(N, C, *kernel, *gout) view of the grid-padded ``z`` (read-only)."""
+        sp = z.strides[2:]
+        return as_strided(
+            z,
+            tuple(z.shape[:2]) + tuple(kernel) + tuple(gout),
+            z.strides[:2] + tuple(s * d for s, d in zip(sp, dilation)) + tuple(s * t for s, t in zip(sp, stride)),
+            writeable=False,
+        )
+
+    def on_grid(g: Any, gout: tuple[int, ...]) -> Any:
+        """(N, O, *out) -> (N, O, *gout): zeros in the dropped columns, so they add nothing to any product."""
+        z = np.zeros((*g.shape[:2], *gout), dtype=g.dtype)
+        z[..., : g.shape[-1]] = g
+        return z
+
+    def im2col_rows(x: Any, geo: tuple[Any, ...], groups: int, cols: Any, lo: int, hi: int) -> None:
+        """Windows of ``x[lo:hi]`` into ``cols[lo:hi]``, an (N, G, >= C/G * K, P) buffer (extra rows kept);
+        ``geo`` = (kernel, stride, dilation, pads, out, gout): positions on the grid ``gout`` unless it is None."""
+        kernel, stride, dilation, pads, out, gout = geo
+        m, c = hi - lo, x.shape[1]
+        cgk = c // groups * math.prod(kernel)
+        if gout is None:
+            src = windows(x[lo:hi], kernel, stride, dilation, pads, out, 0.0)
+        else:
+            z = grid_input(x[lo:hi], pads, dilation[-1] * (kernel[-1] - 1))
+            src = grid_windows(z, kernel, stride, dilation, gout)
+            out = gout
+        dst = view_as(cols[lo:hi, :, :cgk], (m, groups, c // groups, *kernel, *out))
+        dst[...] = view_as(src, (m, groups, c // groups, *kernel, *out))
+
+    # -- convolution: B(x, w) and its two gradient products ---------------------------------------------
+    def conv_rows(x: Any, wm: Any, geo: tuple[Any, ...], groups: int, cols: Any, y: Any, lo: int, hi: int) -> None:
+        """y[lo:hi] = wm @ im2col(x[lo:hi]): ``wm`` (G, O/G, rows), ``cols`` (N, G, rows, P), ``y`` (N, G, O/G, P)."""
+        im2col_rows(x, geo, groups, cols, lo, hi)
+        np.matmul(wm if groups > 1 else wm[0], cols[lo:hi], out=y[lo:hi])
+
+    def conv_bias(x: Any, w: Any, b: Any, stride: Any, dilation: Any, pads: Pads, groups: int) -> Any:
+        n, o, cg, kernel = x.shape[0], w.shape[0], w.shape[1], tuple(w.shape[2:])
+        out = conv_out(x.shape[2:], kernel, stride, pads, dilation)
+        gout = grid_out(x.shape[2:], kernel, stride, dilation, pads, out)
+        geo = (kernel, stride, dilation, pads, out, gout)
+        cgk, p, og = cg * math.prod(kernel), math.prod(out if gout is None else gout), o // groups
+        dtype = np.result_type(x, w)
+        wm = w.reshape(groups, og, cgk)
+        cols = np.empty((n, groups, cgk + (b is not None), p), dtype=dtype)
+        if b is not None:  # the bias as a ones row: one GEMM adds it, no pass over the output
+            cols[:, :, cgk] = 1
+            wm = np.concatenate([wm, b.reshape(groups, og, 1).astype(dtype, copy=False)], axis=2)
+        y = np.empty((n, groups, og, p), dtype=dtype)
+        conv_rows(x, wm, geo, groups, cols, y, 0, n)
+        if gout is None:
+            return y.reshape((n, o, *out))
+        return view_as(y, (n, o, *gout))[..., : out[-1]]  # the grid's dropped columns are never copied
+
+    def conv(x: Any, w: Any, stride: Any, dilation: Any, pads: Pads, groups: int) -> Any:
+        return conv_bias(x, w, None, stride, dilation, pads, groups)
+
+    def weight_grad_rows(x: Any, gy: Any, geo: tuple[Any, ...], groups: int, cols: Any, lo: int, hi: int) -> Any:
+        """sum over n in lo:hi of gy[n] @ im2col(x[n]).T, (G, O/G, C/G * K); ``gy`` is (N, G, O/G, P)."""
+        im2col_rows(x, geo, groups, cols, lo, hi)
+        # the transposed view goes to BLAS as a transposed operand: no copy of the columns
+        return np.sum(np.matmul(gy[lo:hi], np.swapaxes(cols[lo:hi], -1, -2)), axis=0)
+
+    def conv_weight_grad(
+        x: Any, gy: Any, kernel: tuple[int, ...], stride: Any, dilation: Any, pads: Pads, groups: int
+    ) -> Any:
+        n, c, o = x.shape[0], x.shape[1], gy.shape[1]
+        out = tuple(gy.shape[2:])
+        cg = c // groups
+        gout = grid_out(x.shape[2:], kernel, stride, dilation, pads, out)
+        if gout is not None:
+            gy = on_grid(gy, gout)
+        p = math.prod(gy.shape[2:])
+        cols = np.empty((n, groups, cg * math.prod(kernel), p), dtype=x.dtype)
+        g4 = gy.reshape(n, groups, o // groups, p)
+        g = weight_grad_rows(x, g4, (kernel, stride, dilation, pads, out, gout), groups, cols, 0, n)
+        return g.reshape((o, cg, *kernel))
+
+    def col2im_rows(cols: Any, geo: tuple[Any, ...], z: Any, lo: int, hi: int) -> None:
+        """Add each kernel offset's values of ``cols[lo:hi]`` (N, C, K, *out) into the padded ``z[lo:hi]``."""
+        kernel, stride, dilation, _, out, _ = geo
+        for i, off in enumerate(itertools.product(*(range(k) for k in kernel))):
+            key = (
+                slice(lo, hi),
+                slice(None),
+                *(slice(q * d, q * d + t * (m - 1) + 1, t) for q, t, d, m in zip(off, stride, dilation, out)),
+            )
+            z[key] += cols[lo:hi, :, i]
+
+    def input_grad_rows(gy: Any, wt: Any, geo: tuple[Any, ...], c: int, z: Any, lo: int, hi: int) -> None:
+        """z[lo:hi] (padded; on the grid when ``geo``'s gout is set) gets col2im(wt @ gy[lo:hi]); ``wt``
+        (G, C/G * K, O/G), ``gy`` (N, G, O/G, P) with P on the grid when gout is set."""
+        kernel, stride, dilation, _, out, gout = geo
+        cols = np.matmul(wt if wt.shape[0] > 1 else wt[0], gy[lo:hi])
+        if gout is None:
+            col2im_rows(view_as(cols, (hi - lo, c, math.prod(kernel), *out)), geo, z, lo, hi)
+            return
+        cols = view_as(cols, (hi - lo, c, *kernel, *gout))
+        zb = z[lo:hi]
+        sp = zb.strides[2:]
+        dst = as_strided(
+            zb,
+            tuple(zb.shape[:2]) + tuple(kernel) + tuple(gout),
+            zb.strides[:2] + tuple(s * d for s, d in zip(sp, dilation)) + tuple(s * t for s, t in zip(sp, stride)),
+        )  # one window position per element: no two elements of one offset's view share memory
+        for off in itertools.product(*(range(k) for k in kernel)):
+            key = (slice(None), slice(None), *off)
+            dst[key] += cols[key]
+
+    def conv_input_grad(
+        gy: Any, w: Any, size: tuple[int, ...], stride: Any, dilation: Any, pads: Pads, groups: int
+    ) -> Any:
+        n, o, cg, kernel = gy.shape[0], w.shape[0], w.shape[1], tuple(w.shape[2:])
+        out = tuple(gy.shape[2:])
+        # a C-ordered copy of the (small) transposed weight: BLAS's transposed-A path is slower here
+        wt = np.ascontiguousarray(np.swapaxes(w.reshape(groups, o // groups, cg * math.prod(kernel)), -1, -2))
+        padded = tuple(s + b + a for s, (b, a) in zip(size, pads))
+        dtype = np.result_type(gy, w)
+        gout = grid_out(size, kernel, stride, dilation, pads, out)
+        if gout is None:
+            z = np.zeros((n, groups * cg, *padded), dtype=dtype)
+        else:
+            z = grid_zeros((n, groups * cg), padded, dilation[-1] * (kernel[-1] - 1), dtype)
+            gy = on_grid(gy, gout)
+        g4 = gy.reshape(n, groups, o // groups, math.prod(gy.shape[2:]))
+        input_grad_rows(g4, wt, (kernel, stride, dilation, pads, out, gout), groups * cg, z, 0, n)
+        if any(b or a for b, a in pads):
+            z = z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
+        return z
+
+    # -- reductions, pooling, ReLU ----------------------------------------------------------------------
+    def channel_sum(g: Any) -> Any:
+        if g.dtype.kind != "f" or g.ndim < 2:
+            return np.sum(g, axis=(0, *range(2, g.ndim)))
+        n, c = g.shape[:2]
+        g3 = g.reshape(n, c, -1)
+        # two matrix-vector products: BLAS sums rows far faster than NumPy's multi-axis reduction
+        return np.ones(n, dtype=g.dtype) @ (g3 @ np.ones(g3.shape[2], dtype=g.dtype))
+
+    def avg_pool(x: Any, kernel: Any, stride: Any, pads: Pads, out: Any, divisor: Any) -> Any:
+        # the composed default's sum over im2col's offset axis, without the (N, C, K, *out) copy:
+        # the same additions in the same order, into one accumulator
+        v = windows(x, kernel, stride, (1,) * len(kernel), pads, out, 0.0)
+        offsets = list(itertools.product(*(range(k) for k in kernel)))
+        y = np.array(v[(slice(None), slice(None), *offsets[0])], copy=True)
+        for off in offsets[1:]:
+            y += v[(slice(None), slice(None), *off)]
+        if isinstance(divisor, np.ndarray) and (
+            divisor.dtype != y.dtype or np.broadcast_shapes(divisor.shape, y.shape) != y.shape
+        ):
+            return y / divisor  # a result of another dtype or shape, as the composed default gives
+        y /= divisor
+        return y
+
+    zeros_cache: dict[tuple[Any, ...], Any] = {}
+
+    def relu(x: Any) -> Any:
+        if x.dtype.kind != "f" or x.size < 4096:
+            return np.maximum(x, 0)
+        key = (x.shape, x.dtype.str)
+        zeros = zeros_cache.get(key)
+        if zeros is None:
+            if len(zeros_cache) >= 8:  # a few shapes per model; varying batches must not grow it
+                zeros_cache.clear()
+            zeros = np.zeros(x.shape, dtype=x.dtype)
+            zeros.flags.writeable = False
+            zeros_cache[key] = zeros
+        # an array operand takes NumPy's vectorised loop; the scalar 0 a ~2.5x slower one
+        return np.maximum(x, zeros)
+
+    return {
+        "conv": conv,
+        "conv_bias": conv_bias,
+        "conv_weight_grad": conv_weight_grad,
+        "conv_input_grad": conv_input_grad,
+        "channel_sum": channel_sum,
+        "avg_pool": avg_pool,
+        "relu": relu,
+    }
