@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes as dt
+from ._registry import default_device, resolve_device
 from ._tensor import Tensor, _new_tensor
 
 
@@ -13,7 +14,6 @@ def frombuffer(buffer: Any, /, *, dtype: Any, shape: tuple[int, ...] | None = No
 
     ``shape`` defaults to 1-D; the byte count must match ``prod(shape) * itemsize`` exactly.
     """
-    from ._registry import default_device, resolve_device
 
     d = dt.as_dtype(dtype)
     data = memoryview(buffer).cast("B")

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes as dt
+from ._registry import _state, default_device, discover, resolve_device
 
 
 class _Info:
     """Capabilities, default dtypes, dtypes per kind and devices of ``lucid_core``."""
 
     def capabilities(self) -> dict[str, Any]:
-        from ._registry import default_device
 
         b = default_device().backend
         return {
@@ -21,13 +21,11 @@ class _Info:
         }
 
     def default_device(self) -> Any:
-        from ._registry import default_device
 
         return default_device()
 
     def devices(self) -> tuple[Any, ...]:
         """Every device of every loadable backend (a tuple, as the 2025.12 standard asks)."""
-        from ._registry import _state, discover
 
         discover()
         out = []
@@ -52,7 +50,6 @@ class _Info:
         float16 is a Lucid extension (for mixed precision, as in PyTorch), not a dtype of the
         standard, so it is not listed here; ``lucid_core.float16`` still works where the backend has it.
         """
-        from ._registry import resolve_device
 
         dev = resolve_device(device)
         out = {}

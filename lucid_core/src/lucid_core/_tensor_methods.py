@@ -22,13 +22,18 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from . import _dtypes as dt
+from . import linalg
 from ._autograd import Function
+from ._registry import resolve_device
 from ._tensor import Tensor
+from ._tensor_operators import _scaled
+from ._tensor_operators import attach as _attach_operators
 from .ops import creation as _c
 from .ops import elementwise as _e
 from .ops import indexing as _i
 from .ops import linalg as _l
 from .ops import manipulation as _m
+from .ops import random as _rand
 from .ops import reduction as _r
 from .ops import searching as _s
 from .ops._helpers import normalize_axis
@@ -408,8 +413,6 @@ def cumprod(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 
 def norm(self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     """The ``p``-norm over ``dim`` (all elements by default); ``"fro"`` is the 2-norm, ``"nuc"`` the nuclear norm."""
-    from . import linalg
-
     x = self if dtype is None else _m.astype(self, dtype)
     d = _dim(dim, _MISSING, "norm")
     if p == "nuc":
@@ -446,10 +449,6 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
 
 
 # -- element-wise and comparisons ----------------------------------------------------------------------------------
-def _scaled(other: Any, alpha: Any) -> Any:
-    return other if alpha == 1 else _e.multiply(other, alpha)
-
-
 def add(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """``self + alpha * other``."""
     return _e.add(self, _scaled(other, alpha))
@@ -653,8 +652,6 @@ def is_mps(self: Tensor) -> bool:
 
 
 def _same_backend(self: Tensor, kind: str) -> Any:
-    from ._registry import resolve_device
-
     devs = self._device.backend.devices
     return devs[kind] if kind in devs else resolve_device(kind)
 
@@ -714,16 +711,12 @@ def new_tensor(
 # -- random fills (in place, as init code uses them) ----------------------------------------------------------------
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """Fill with samples of N(mean, std²), in place."""
-    from .ops.random import normal
-
-    return self.copy_(normal(mean, std, self.shape, dtype=self.dtype, device=self._device))
+    return self.copy_(_rand.normal(mean, std, self.shape, dtype=self.dtype, device=self._device))
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
     """Fill with samples of U(a, b), in place."""
-    from .ops.random import uniform
-
-    return self.copy_(uniform(a, b, self.shape, dtype=self.dtype, device=self._device))
+    return self.copy_(_rand.uniform(a, b, self.shape, dtype=self.dtype, device=self._device))
 
 
 def _unary(fn: Any) -> Any:
@@ -766,7 +759,8 @@ _METHODS = (
 
 
 def attach() -> None:
-    """Put the methods on :class:`Tensor` (done once, when ``lucid_core`` is imported)."""
+    """Put the operators and methods on :class:`Tensor` (done once, from ``lucid_core/__init__.py``)."""
+    _attach_operators()
     for fn in _METHODS:
         setattr(Tensor, fn.__name__, fn)
     for name in _UNARY:

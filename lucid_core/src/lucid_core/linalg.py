@@ -14,13 +14,14 @@ from typing import Any, Literal, NamedTuple
 
 from . import _dtypes as dt
 from ._autograd import Function
-from ._tensor import Tensor
+from ._tensor import Tensor, _new_tensor
+from .ops._helpers import binary_operands, expand_reduced, normalize_axes, sum_to
 from .ops.complex import real
-from .ops.creation import eye, zeros_like
+from .ops.creation import eye, tril, zeros_like
 from .ops.elementwise import abs as abs_
 from .ops.elementwise import conj, where
 from .ops.linalg import matmul, outer, tensordot, vecdot
-from .ops.manipulation import astype, expand_dims, matrix_transpose
+from .ops.manipulation import astype, broadcast_to, expand_dims, matrix_transpose
 from .ops.reduction import max as max_
 from .ops.reduction import min as min_
 from .ops.reduction import sum as sum_
@@ -98,7 +99,6 @@ def _row(v: Tensor) -> Tensor:
 
 
 def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
-    from .ops._helpers import sum_to
 
     return sum_to(g, shape)
 
@@ -115,7 +115,6 @@ def _keep(ctx: Any, *natives: Any) -> tuple[Any, ...]:
 
 def _out(ctx: Any, i: int) -> Tensor:
     """Output ``i`` (graph-connected while alive; a constant rebuilt from the kept array otherwise)."""
-    from ._tensor import _new_tensor
 
     t = ctx.outputs[i]()
     return t if t is not None else _new_tensor(ctx.kept[i], ctx.device)
@@ -254,7 +253,6 @@ class Cholesky(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        from .ops.creation import tril
 
         upper = ctx.inputs[1]
         ll = ctx.output()
@@ -283,7 +281,6 @@ class QR(Function):
 
     @staticmethod
     def backward(ctx, gq, gr):
-        from .ops.creation import tril
 
         x, mode = ctx.inputs
         q, r = _out(ctx, 0), _out(ctx, 1)
@@ -461,7 +458,6 @@ class Cross(Function):
 
 def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     """The cross product of 3-vectors along ``axis`` (other axes broadcast)."""
-    from .ops._helpers import binary_operands
 
     x1, x2 = binary_operands(x1, x2, "cross")
     if not isinstance(x1, Tensor) or not isinstance(x2, Tensor):
@@ -506,8 +502,6 @@ def matrix_power(x: Tensor, n: int, /) -> Tensor:
     if not isinstance(n, int) or isinstance(n, builtins.bool):
         raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
     if n == 0:
-        from .ops.manipulation import broadcast_to
-
         return broadcast_to(eye(x.shape[-1], dtype=x.dtype, device=x.device), x.shape) * 1
     base = inv(x) if n < 0 else x
     n = abs(n)
@@ -535,7 +529,6 @@ class _Norm2(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        from .ops._helpers import expand_reduced
 
         x, axes, keepdims = ctx.inputs
         y = ctx.output()
@@ -555,7 +548,6 @@ def vector_norm(
     ord: float = 2,  # noqa: A002
 ) -> Tensor:
     """The ``ord``-norm over ``axis`` (all axes by default); ``ord`` in ``inf``, ``-inf``, 0 or any nonzero p."""
-    from .ops._helpers import normalize_axes
 
     if not isinstance(x, Tensor) or x.dtype.kind not in "fc":
         raise TypeError(f"linalg.vector_norm: expected a floating-point Tensor, got {getattr(x, 'dtype', x)!r}")

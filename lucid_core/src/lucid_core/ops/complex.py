@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .._autograd import Function
 from .._tensor import Tensor
+from . import creation as _c
+from . import manipulation as _m
 
 __all__ = ["real", "imag"]
 
@@ -22,9 +24,8 @@ class Real(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        from .manipulation import astype
 
-        return astype(gy, ctx.inputs[0].dtype)
+        return _m.astype(gy, ctx.inputs[0].dtype)
 
 
 class Imag(Function):
@@ -36,9 +37,8 @@ class Imag(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        from .manipulation import astype
 
-        return astype(gy, ctx.inputs[0].dtype) * 1j
+        return _m.astype(gy, ctx.inputs[0].dtype) * 1j
 
 
 def real(x: Tensor, /) -> Tensor:
@@ -53,9 +53,7 @@ def imag(x: Tensor, /) -> Tensor:
     """The imaginary part of each element (a real dtype of the same precision); zeros for real inputs."""
     _check(x, "imag")
     if x.dtype.kind != "c":
-        from .creation import zeros_like
-
         if x.dtype.kind not in "fc":
             raise TypeError(f"imag: expected a floating-point tensor, got {x.dtype.name}")
-        return zeros_like(x)
+        return _c.zeros_like(x)
     return Imag.apply(x)

@@ -8,9 +8,10 @@ from typing import Any, NoReturn
 
 from .. import _dtypes as dt
 from .._autograd import Function
-from .._registry import _state, resolve_device
+from .._registry import _state, default_device, resolve_device
 from .._tensor import Tensor, _new_tensor
 from ..backend import Device
+from . import manipulation as _m
 
 __all__ = [
     "asarray", "tensor", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
@@ -97,21 +98,19 @@ def asarray(
     """
     target = None if dtype is None else dt.as_dtype(dtype)
     if isinstance(obj, Tensor):
-        from .manipulation import astype, clone, to_device
-
         out = obj
         if device is not None:
             dev = resolve_device(device)
             if dev is not out._device:
                 if copy is False:
                     raise ValueError(f"asarray: copy=False, but moving from {out.device} to {dev} needs a copy")
-                out = to_device(out, dev)
+                out = _m.to_device(out, dev)
         if target is not None and target is not out.dtype:
             if copy is False:
                 raise ValueError(f"asarray: copy=False, but casting {out.dtype.name} to {target.name} needs a copy")
-            out = astype(out, target)
+            out = _m.astype(out, target)
         if copy and out is obj:
-            out = clone(obj)
+            out = _m.clone(obj)
     else:
         dev = None if device is None else resolve_device(device)
         owner = _native_owner(obj)
@@ -128,8 +127,6 @@ def asarray(
                     data = dev.xp.astype(data, dev.backend.native_dtype(target))
         else:
             if dev is None:
-                from .._registry import default_device
-
                 dev = default_device()
             if isinstance(obj, (list, tuple)) or not _holds_numbers(obj):
                 inferred = _infer_dtype(obj)  # raises for data with no Lucid dtype
@@ -223,7 +220,6 @@ def _shape_arg(shape: Any, dims: tuple[Any, ...], name: str) -> tuple[int, ...]:
 
 
 def _dev_dtype(dtype: Any, device: Any, default: dt.DType = dt.default_float) -> tuple[Device, dt.DType]:
-    from .._registry import default_device
 
     dev = default_device() if device is None else resolve_device(device)
     return dev, default if dtype is None else dt.as_dtype(dtype)
@@ -390,7 +386,6 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
         raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
     if isinstance(x, Tensor):
         return asarray(x, device=device, copy=copy)
-    from .._registry import default_device
 
     dev = default_device() if device is None else resolve_device(device)
     return _new_tensor(dev.backend.canonical(dev.xp.from_dlpack(x)), dev)
@@ -398,7 +393,6 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
 
 def meshgrid(*arrays: Tensor, indexing: str = "xy") -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors (``indexing="xy"`` or ``"ij"``), as a tuple (2025.12, PyTorch)."""
-    from .manipulation import broadcast_to, reshape
 
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
@@ -413,5 +407,5 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> tuple[Tensor, ...]:
             pos = 1 - i
         shape = [1] * n
         shape[pos] = a.size
-        out.append(broadcast_to(reshape(a, shape), tuple(sizes)))
+        out.append(_m.broadcast_to(_m.reshape(a, shape), tuple(sizes)))
     return tuple(out)

@@ -7,8 +7,12 @@ from typing import Any
 
 from .. import _dtypes as dt
 from .._autograd import Function
+from .._registry import resolve_device
 from .._tensor import Tensor
-from ._helpers import normalize_axis, sum_to
+from . import _helpers as _h
+from . import complex as _cx
+from . import creation as _c
+from . import indexing as _i
 
 __all__ = [
     "reshape", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
@@ -64,8 +68,8 @@ def flatten(x: Tensor, /, start_axis: int = 0, end_axis: int = -1) -> Tensor:
     _check(x, "flatten")
     if x.ndim == 0:
         return reshape(x, (1,))
-    s = normalize_axis(start_axis, x.ndim, "flatten")
-    e = normalize_axis(end_axis, x.ndim, "flatten")
+    s = _h.normalize_axis(start_axis, x.ndim, "flatten")
+    e = _h.normalize_axis(end_axis, x.ndim, "flatten")
     if s > e:
         raise ValueError(f"flatten: start_axis {start_axis} comes after end_axis {end_axis}")
     shape = x.shape
@@ -95,7 +99,7 @@ class PermuteDims(Function):
 def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
     """Reorder the axes: output axis ``i`` is input axis ``axes[i]``."""
     _check(x, "permute_dims")
-    axes = tuple(normalize_axis(a, x.ndim, "permute_dims") for a in axes)
+    axes = tuple(_h.normalize_axis(a, x.ndim, "permute_dims") for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} are not a permutation of the {x.ndim} axes")
     return PermuteDims.apply(x, axes)
@@ -104,8 +108,8 @@ def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
 def swapaxes(x: Tensor, axis0: int, axis1: int) -> Tensor:
     """Exchange two axes."""
     _check(x, "swapaxes")
-    a = normalize_axis(axis0, x.ndim, "swapaxes")
-    b = normalize_axis(axis1, x.ndim, "swapaxes")
+    a = _h.normalize_axis(axis0, x.ndim, "swapaxes")
+    b = _h.normalize_axis(axis1, x.ndim, "swapaxes")
     axes = list(range(x.ndim))
     axes[a], axes[b] = axes[b], axes[a]
     return permute_dims(x, axes)
@@ -126,8 +130,8 @@ def moveaxis(x: Tensor, source: int | Sequence[int], destination: int | Sequence
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
         raise ValueError(f"moveaxis: {len(src)} source axes but {len(dst)} destinations")
-    src = [normalize_axis(a, x.ndim, "moveaxis") for a in src]
-    dst = [normalize_axis(a, x.ndim, "moveaxis") for a in dst]
+    src = [_h.normalize_axis(a, x.ndim, "moveaxis") for a in src]
+    dst = [_h.normalize_axis(a, x.ndim, "moveaxis") for a in dst]
     order = [a for a in range(x.ndim) if a not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -139,7 +143,7 @@ def expand_dims(x: Tensor, /, axis: int | Sequence[int] = 0) -> Tensor:
     _check(x, "expand_dims")
     axes = [axis] if isinstance(axis, int) else list(axis)
     nd = x.ndim + len(axes)
-    axes = sorted(normalize_axis(a, nd, "expand_dims") for a in axes)
+    axes = sorted(_h.normalize_axis(a, nd, "expand_dims") for a in axes)
     if len(set(axes)) != len(axes):
         raise ValueError(f"expand_dims: axis {axis} names a position of the result more than once")
     shape = list(x.shape)
@@ -153,7 +157,7 @@ def squeeze(x: Tensor, /, axis: int | Sequence[int] | None = None) -> Tensor:
     _check(x, "squeeze")
     if axis is None:
         return reshape(x, [s for s in x.shape if s != 1])
-    axes = {normalize_axis(a, x.ndim, "squeeze") for a in ([axis] if isinstance(axis, int) else axis)}
+    axes = {_h.normalize_axis(a, x.ndim, "squeeze") for a in ([axis] if isinstance(axis, int) else axis)}
     for a in axes:
         if x.shape[a] != 1:
             raise ValueError(f"squeeze: axis {a} has size {x.shape[a]}, not 1 (shape {x.shape})")
@@ -188,7 +192,7 @@ class BroadcastTo(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        return sum_to(gy, ctx.inputs[0].shape), None
+        return _h.sum_to(gy, ctx.inputs[0].shape), None
 
 
 def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
@@ -245,7 +249,7 @@ def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
     nd = ts[0].ndim
     if nd == 0:
         raise ValueError("concat: cannot concatenate 0-d tensors; use stack")
-    ax = normalize_axis(axis, nd, "concat")
+    ax = _h.normalize_axis(axis, nd, "concat")
     ref = ts[0].shape
     for i, t in enumerate(ts[1:], 1):
         if t.ndim != nd or any(a != b for j, (a, b) in enumerate(zip(t.shape, ref)) if j != ax):
@@ -260,16 +264,15 @@ def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
     for i, t in enumerate(ts[1:], 1):
         if t.shape != ref:
             raise ValueError(f"stack: all tensors must have the same shape; tensor 0 is {ref}, tensor {i} is {t.shape}")
-    ax = normalize_axis(axis, len(ref) + 1, "stack")
+    ax = _h.normalize_axis(axis, len(ref) + 1, "stack")
     return concat([expand_dims(t, axis=ax) for t in ts], axis=ax)
 
 
 def split(x: Tensor, indices_or_sections: int | Sequence[int], /, axis: int = 0) -> list[Tensor]:
     """Split into equal ``sections`` (an int) or pieces of the given sizes (a list, summing to the axis)."""
-    from .indexing import getitem
 
     _check(x, "split")
-    ax = normalize_axis(axis, x.ndim, "split")
+    ax = _h.normalize_axis(axis, x.ndim, "split")
     n = x.shape[ax]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
@@ -284,19 +287,18 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], /, axis: int = 0)
     for s in sizes:
         key = [slice(None)] * x.ndim
         key[ax] = slice(start, start + s)
-        out.append(getitem(x, tuple(key)))
+        out.append(_i.getitem(x, tuple(key)))
         start += s
     return out
 
 
 def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     """The slices of ``x`` along ``axis``, as a tuple."""
-    from .indexing import getitem
 
     _check(x, "unstack")
-    ax = normalize_axis(axis, x.ndim, "unstack")
+    ax = _h.normalize_axis(axis, x.ndim, "unstack")
     pre = (slice(None),) * ax
-    return tuple(getitem(x, (*pre, i)) for i in range(x.shape[ax]))
+    return tuple(_i.getitem(x, (*pre, i)) for i in range(x.shape[ax]))
 
 
 class Flip(Function):
@@ -314,10 +316,9 @@ class Flip(Function):
 
 def flip(x: Tensor, /, *, axis: int | Sequence[int] | None = None) -> Tensor:
     """Reverse the order of elements along ``axis`` (all axes by default)."""
-    from ._helpers import normalize_axes
 
     _check(x, "flip")
-    return Flip.apply(x, normalize_axes(axis, x.ndim, "flip"))
+    return Flip.apply(x, _h.normalize_axes(axis, x.ndim, "flip"))
 
 
 class Roll(Function):
@@ -347,14 +348,12 @@ def roll(x: Tensor, /, shift: int | Sequence[int], *, axis: int | Sequence[int] 
 
 def repeat(x: Tensor, repeats: int | Tensor | Sequence[int], /, *, axis: int | None = None) -> Tensor:
     """Repeat each element ``repeats`` times along ``axis`` (flattened when None)."""
-    from .creation import asarray
-    from .indexing import take
 
     _check(x, "repeat")
     if axis is None:
         x = reshape(x, (-1,))
         axis = 0
-    ax = normalize_axis(axis, x.ndim, "repeat")
+    ax = _h.normalize_axis(axis, x.ndim, "repeat")
     n = x.shape[ax]
     if isinstance(repeats, Tensor):
         repeats = repeats.tolist()
@@ -364,7 +363,7 @@ def repeat(x: Tensor, repeats: int | Tensor | Sequence[int], /, *, axis: int | N
     if len(counts) != n:
         raise ValueError(f"repeat: {len(counts)} repeat counts for an axis of size {n}")
     idx = [i for i, c in enumerate(counts) for _ in range(c)]
-    return take(x, asarray(idx, dtype=dt.int64, device=x.device), axis=ax)
+    return _i.take(x, _c.asarray(idx, dtype=dt.int64, device=x.device), axis=ax)
 
 
 def tile(x: Tensor, repetitions: Sequence[int], /) -> Tensor:
@@ -389,8 +388,6 @@ def pad(
 
     ``pad_width`` is NumPy-style: one ``(before, after)`` pair per axis, or a single pair for all.
     """
-    from .creation import full
-    from .indexing import getitem
 
     _check(x, "pad")
     pw = list(pad_width)
@@ -412,7 +409,7 @@ def pad(
         def sl(a: int, b: int, step: int = 1, _ax: int = ax, _t: Tensor = out) -> Tensor:
             key = [slice(None)] * _t.ndim
             key[_ax] = slice(a, b, step)
-            return getitem(_t, tuple(key))
+            return _i.getitem(_t, tuple(key))
 
         if mode == "constant":
             shape_b = list(out.shape)
@@ -420,10 +417,10 @@ def pad(
             shape_a = list(out.shape)
             shape_a[ax] = after
             if before:
-                parts.append(full(tuple(shape_b), value, dtype=out.dtype, device=out.device))
+                parts.append(_c.full(tuple(shape_b), value, dtype=out.dtype, device=out.device))
             parts.append(out)
             if after:
-                parts.append(full(tuple(shape_a), value, dtype=out.dtype, device=out.device))
+                parts.append(_c.full(tuple(shape_a), value, dtype=out.dtype, device=out.device))
         elif mode == "reflect":
             if before >= n or after >= n:
                 raise ValueError(f"pad: reflect padding {(before, after)} must be smaller than axis {ax} size {n}")
@@ -466,9 +463,7 @@ class Astype(Function):
 def _cast_grad(g: Tensor, dtype: dt.DType) -> Tensor:
     """``g`` cast back to an input's ``dtype``; a real input gets the real part of a complex gradient."""
     if dtype.kind != "c" and g.dtype.kind == "c":
-        from .complex import real
-
-        g = real(g)
+        g = _cx.real(g)
         if g.dtype is dtype:
             return g
     return astype(g, dtype)
@@ -508,7 +503,6 @@ class ToDevice(Function):
 
 def to_device(x: Tensor, device: Any, /, *, stream: Any = None) -> Tensor:
     """Move to ``device`` (``"mlx"``, ``"numpy"``, ``"gpu"``...); gradients flow back across the move."""
-    from .._registry import resolve_device
 
     _check(x, "to_device")
     dev = resolve_device(device)

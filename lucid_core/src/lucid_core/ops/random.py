@@ -6,13 +6,15 @@ from typing import Any
 
 from .. import _dtypes as dt
 from .._tensor import Tensor, _new_tensor
-from .creation import _dev_dtype, _varshape
+from . import creation as _c
+from . import manipulation as _m
+from . import searching as _s
 
 __all__ = ["randn", "rand", "randint", "normal", "uniform", "bernoulli", "permutation", "randperm"]
 
 
 def _float(dtype: Any, device: Any, name: str) -> tuple[Any, dt.DType]:
-    dev, d = _dev_dtype(dtype, device)
+    dev, d = _c._dev_dtype(dtype, device)
     if d.kind != "f":
         raise TypeError(f"{name}: dtype must be a real floating-point dtype, got {d.name}")
     return dev, d
@@ -27,14 +29,14 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
 def randn(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples (float32 unless ``dtype`` says otherwise)."""
     dev, d = _float(dtype, device, "randn")
-    data = dev.backend.random_normal(_varshape(shape, None, "randn"), d, dev)
+    data = dev.backend.random_normal(_c._varshape(shape, None, "randn"), d, dev)
     return _finish(_new_tensor(data, dev), requires_grad)
 
 
 def rand(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
     dev, d = _float(dtype, device, "rand")
-    data = dev.backend.random_uniform(_varshape(shape, None, "rand"), d, dev)
+    data = dev.backend.random_uniform(_c._varshape(shape, None, "rand"), d, dev)
     return _finish(_new_tensor(data, dev), requires_grad)
 
 
@@ -44,7 +46,7 @@ def randint(low: int, high: int | None = None, size: Any = (), *, dtype: Any = N
         low, high = 0, low
     if high <= low:
         raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
-    dev, d = _dev_dtype(dtype, device, dt.default_int)
+    dev, d = _c._dev_dtype(dtype, device, dt.default_int)
     if d.kind not in "iu":
         raise TypeError(f"randint: dtype must be an integer dtype, got {d.name}")
     shape = (size,) if isinstance(size, int) else tuple(size)
@@ -57,9 +59,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: Any = No
         shapes = [t.shape for t in (mean, std) if isinstance(t, Tensor)]
         if not shapes:
             raise ValueError("normal: give size= when mean and std are numbers")
-        from .manipulation import broadcast_shapes
 
-        size = broadcast_shapes(*shapes)
+        size = _m.broadcast_shapes(*shapes)
         if device is None:
             device = next(t.device for t in (mean, std) if isinstance(t, Tensor))
     if isinstance(std, (int, float)) and std < 0:
@@ -84,25 +85,23 @@ def bernoulli(p: Any, size: Any = None, *, dtype: Any = None, device: Any = None
         u = rand(
             *(() if size is None else ((size,) if isinstance(size, int) else tuple(size))), dtype=dtype, device=device
         )
-    from .manipulation import astype
 
-    return astype(u < p, u.dtype)
+    return _m.astype(u < p, u.dtype)
 
 
 def permutation(n: int | Tensor, *, device: Any = None) -> Tensor:
     """A random permutation of ``range(n)`` (or of a tensor's first axis)."""
-    from .searching import argsort
 
     if isinstance(n, Tensor):
         idx = permutation(n.shape[0], device=n.device)
         return n[idx]
     if n < 0:
         raise ValueError(f"permutation: n must be non-negative, got {n}")
-    return argsort(rand(n, dtype=dt.float64 if _has_f64(device) else dt.float32, device=device))
+    return _s.argsort(rand(n, dtype=dt.float64 if _has_f64(device) else dt.float32, device=device))
 
 
 def _has_f64(device: Any) -> bool:
-    dev, _ = _dev_dtype(None, device)
+    dev, _ = _c._dev_dtype(None, device)
     return dt.float64 in dev.backend.dtypes
 
 
