@@ -79,10 +79,10 @@ from .ops.elementwise import *  # noqa: F403
 from .ops.elementwise import __all__ as _elementwise_all
 from .ops.indexing import *  # noqa: F403
 from .ops.indexing import __all__ as _indexing_all
-from .ops.linalg import *  # noqa: F403
-from .ops.linalg import __all__ as _linalg_all
 from .ops.manipulation import *  # noqa: F403
 from .ops.manipulation import __all__ as _manipulation_all
+from .ops.products import *  # noqa: F403
+from .ops.products import __all__ as _products_all
 from .ops.random import *  # noqa: F403
 from .ops.random import __all__ as _random_all
 from .ops.reduction import *  # noqa: F403
@@ -128,7 +128,7 @@ __all__ = [
     "register_communicator", "communicators", "communicator_errors",
     "set_default_device", "get_default_device", "default_device", "resolve_device",
     "eval", "frombuffer", "e", "pi", "inf", "nan", "newaxis", "__array_namespace_info__", "__array_api_version__",
-    *_creation_all, *_elementwise_all, *_indexing_all, *_linalg_all, *_manipulation_all,
+    *_creation_all, *_elementwise_all, *_indexing_all, *_products_all, *_manipulation_all,
     *_random_all, *_reduction_all, *_searching_all, *_complex_all, *_sets_all, *_utility_all, "linalg", "fft",
 ]  # fmt: skip
 

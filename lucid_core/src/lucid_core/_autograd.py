@@ -22,6 +22,7 @@ from typing import Any
 
 from ._grad_mode import _mode, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ._tensor import Tensor, _new_tensor
+from .backend import Device
 
 
 class Function:
@@ -95,7 +96,7 @@ class Function:
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
         """For each input, whether a gradient is wanted for it."""
-        return tuple(isinstance(a, Tensor) and a._requires_grad for a in self.inputs)
+        return tuple([isinstance(a, Tensor) and a._requires_grad for a in self.inputs])
 
     def output(self, index: int = 0) -> Tensor:
         """The ``index``-th output tensor (alive while backward runs through this node)."""
@@ -242,7 +243,7 @@ def _forward_on_tensors(cls: type[Function], ctx: Function, args: tuple[Any, ...
 
 
 def _wrap_outputs(
-    ctx: Function, args: tuple[Any, ...], out: tuple[Any, ...], device: Any, requires: bool, gen: int, boxed: bool
+    ctx: Function, args: tuple[Any, ...], out: tuple[Any, ...], device: Device, requires: bool, gen: int, boxed: bool
 ) -> tuple[Tensor, ...]:
     canonical = device.backend.canonical
     outs = tuple(_new_tensor(canonical(o), device) for o in out)

@@ -33,7 +33,10 @@ __all__ = [
 
 import builtins
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._typing import DTypeLike
 
 
 class DType:
@@ -275,7 +278,7 @@ def iinfo(type: Any, /) -> iinfo_object:  # noqa: A002
     return iinfo_object(dtype.bits, 2 ** (dtype.bits - 1) - 1, -(2 ** (dtype.bits - 1)), dtype)
 
 
-def as_dtype(dtype: Any) -> DType:
+def as_dtype(dtype: DTypeLike) -> DType:
     """Accept a Lucid dtype or its name; anything else is a clear TypeError."""
     if isinstance(dtype, DType):
         return dtype

@@ -6,6 +6,7 @@ from typing import Any
 
 from . import _dtypes as dt
 from ._registry import _state, default_device, discover, resolve_device
+from ._typing import DeviceLike
 
 
 class _Info:
@@ -36,7 +37,7 @@ class _Info:
                 continue
         return tuple(out)
 
-    def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
+    def default_dtypes(self, *, device: DeviceLike = None) -> dict[str, Any]:
         return {
             "real floating": dt.float32,
             "complex floating": dt.complex64,
@@ -44,7 +45,7 @@ class _Info:
             "indexing": dt.int64,
         }
 
-    def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, Any]:
+    def dtypes(self, *, device: DeviceLike = None, kind: Any = None) -> dict[str, Any]:
         """The standard's dtypes that ``device`` holds, optionally only those of ``kind``.
 
         float16 is a Lucid extension (for mixed precision, as in PyTorch), not a dtype of the

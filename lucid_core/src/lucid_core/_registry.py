@@ -17,6 +17,7 @@ import pluggy
 from . import backend as _backend
 from . import hookspecs
 from ._random import _rng, seed_new_backend
+from ._typing import DeviceLike
 from .backend import CONTRACT_VERSION, Backend, Device
 
 
@@ -391,7 +392,7 @@ def default_device() -> Device:
     return dev
 
 
-def set_default_device(device: Any) -> None:
+def set_default_device(device: DeviceLike) -> None:
     """Make ``device`` (e.g. ``"mlx"``) the device of newly created tensors."""
     dev = resolve_device(device)
     _state.default_spec = str(dev)

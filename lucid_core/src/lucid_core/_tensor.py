@@ -22,7 +22,7 @@ from . import _dtypes as _dt
 from ._dtypes import DType
 from ._format import tensor_repr
 from ._grad_mode import _mode
-from .backend import evaluate
+from .backend import Device, evaluate
 
 
 class _Storage:
@@ -122,7 +122,7 @@ class Tensor:
         return self._device.backend.lucid_dtype(self._data.dtype)
 
     @property
-    def device(self) -> Any:
+    def device(self) -> Device:
         """The :class:`~lucid_core.Device` holding the data."""
         return self._device
 
@@ -498,7 +498,7 @@ class Tensor:
         return True
 
 
-def _init_slots(t: Tensor, data: Any, device: Any) -> None:
+def _init_slots(t: Tensor, data: Any, device: Device) -> None:
     """Give ``t`` its slots: ``data`` on ``device``, no graph, no storage box, no grad (the one place they are set)."""
     t._data = data
     t._device = device
@@ -510,11 +510,21 @@ def _init_slots(t: Tensor, data: Any, device: Any) -> None:
     t.grad = None
 
 
-def _new_tensor(data: Any, device: Any) -> Tensor:
+def _new_tensor(data: Any, device: Device) -> Tensor:
     """Wrap a native array without any checks (the fast path every op takes)."""
     t = object.__new__(Tensor)
     _init_slots(t, data, device)
     return t
+
+
+def check_tensor(x: Any, name: str) -> Tensor:
+    """``x`` if it is a Tensor, else a TypeError naming the function ``name`` and the type received.
+
+    The one spelling of the "expected a Tensor" check every op and extension makes on its input.
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    return x
 
 
 def _replace_output(node: Any, index: int, t: Tensor) -> None:

@@ -28,11 +28,12 @@ from ._registry import resolve_device
 from ._tensor import Tensor
 from ._tensor_operators import _scaled
 from ._tensor_operators import attach as _attach_operators
+from ._typing import DeviceLike, DTypeLike
 from .ops import creation as _c
 from .ops import elementwise as _e
 from .ops import indexing as _i
-from .ops import linalg as _l
 from .ops import manipulation as _m
+from .ops import products as _p
 from .ops import random as _rand
 from .ops import reduction as _r
 from .ops import searching as _s
@@ -276,7 +277,7 @@ def roll(self: Tensor, shifts: Any, dims: Any = None) -> Tensor:
 
 # -- reductions --------------------------------------------------------------------------------------------------
 def sum(
-    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = _MISSING,
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: DTypeLike = None, axis: Any = _MISSING,
     keepdims: Any = _MISSING,
 ) -> Tensor:  # fmt: skip
     """Sum over ``dim`` (all axes by default)."""
@@ -284,7 +285,7 @@ def sum(
 
 
 def mean(
-    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = _MISSING,
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: DTypeLike = None, axis: Any = _MISSING,
     keepdims: Any = _MISSING,
 ) -> Tensor:  # fmt: skip
     """Mean over ``dim`` (all axes by default)."""
@@ -293,7 +294,7 @@ def mean(
 
 
 def prod(
-    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = _MISSING,
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: DTypeLike = None, axis: Any = _MISSING,
     keepdims: Any = _MISSING,
 ) -> Tensor:  # fmt: skip
     """Product over ``dim`` (all axes by default)."""
@@ -400,18 +401,18 @@ def argmin(
     return _s.argmin(self, axis=_dim(dim, axis, "argmin"), keepdims=_keep(keepdim, keepdims))
 
 
-def cumsum(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+def cumsum(self: Tensor, dim: int, *, dtype: DTypeLike = None) -> Tensor:
     """Running sum along ``dim``."""
     return _r.cumulative_sum(self, axis=dim, dtype=dtype)
 
 
-def cumprod(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+def cumprod(self: Tensor, dim: int, *, dtype: DTypeLike = None) -> Tensor:
     """Running product along ``dim``."""
     x = self if dtype is None else _m.astype(self, dtype)
     return _r.cumulative_prod(x, axis=dim)
 
 
-def norm(self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+def norm(self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: DTypeLike = None) -> Tensor:
     """The ``p``-norm over ``dim`` (all elements by default); ``"fro"`` is the 2-norm, ``"nuc"`` the nuclear norm."""
     x = self if dtype is None else _m.astype(self, dtype)
     d = _dim(dim, _MISSING, "norm")
@@ -656,7 +657,7 @@ def _same_backend(self: Tensor, kind: str) -> Any:
     return devs[kind] if kind in devs else resolve_device(kind)
 
 
-def cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
+def cuda(self: Tensor, device: DeviceLike = None, non_blocking: bool = False) -> Tensor:
     """Move to the GPU (this backend's, else the first backend with one; see ``"gpu"`` in the device docs)."""
     if self._device.type == "gpu":
         return self
@@ -671,21 +672,27 @@ def cpu(self: Tensor) -> Tensor:
 
 
 # -- new tensors like this one --------------------------------------------------------------------------------------
-def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def new_zeros(
+    self: Tensor, *size: Any, dtype: DTypeLike = None, device: DeviceLike = None, requires_grad: bool = False
+) -> Tensor:
     """Zeros of ``size`` with this tensor's dtype and device (unless given)."""
     return _c.zeros(
         _shape_args(size), dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad
     )
 
 
-def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def new_ones(
+    self: Tensor, *size: Any, dtype: DTypeLike = None, device: DeviceLike = None, requires_grad: bool = False
+) -> Tensor:
     """Ones of ``size`` with this tensor's dtype and device (unless given)."""
     return _c.ones(
         _shape_args(size), dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad
     )
 
 
-def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def new_empty(
+    self: Tensor, *size: Any, dtype: DTypeLike = None, device: DeviceLike = None, requires_grad: bool = False
+) -> Tensor:
     """An uninitialised tensor of ``size`` with this tensor's dtype and device (unless given)."""
     return _c.empty(
         _shape_args(size), dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad
@@ -693,7 +700,13 @@ def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, r
 
 
 def new_full(
-    self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    self: Tensor,
+    size: Any,
+    fill_value: Any,
+    *,
+    dtype: DTypeLike = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """``fill_value`` in every element of ``size``, with this tensor's dtype and device (unless given)."""
     return _c.full(
@@ -702,7 +715,7 @@ def new_full(
 
 
 def new_tensor(
-    self: Tensor, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    self: Tensor, data: Any, *, dtype: DTypeLike = None, device: DeviceLike = None, requires_grad: bool = False
 ) -> Tensor:
     """A copy of ``data`` with this tensor's dtype and device (unless given)."""
     return _c.tensor(data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
@@ -744,9 +757,9 @@ _UNARY = (
 )  # fmt: skip
 _BINARY = {
     "eq": _e.equal, "ne": _e.not_equal, "lt": _e.less, "le": _e.less_equal, "gt": _e.greater, "ge": _e.greater_equal,
-    "mul": _e.multiply, "pow": _e.pow, "matmul": _l.matmul, "mm": _l.matmul, "bmm": _l.matmul,
+    "mul": _e.multiply, "pow": _e.pow, "matmul": _p.matmul, "mm": _p.matmul, "bmm": _p.matmul,
     "maximum": _e.maximum, "minimum": _e.minimum, "logical_and": _e.logical_and, "logical_or": _e.logical_or,
-    "fmod": _e.remainder, "remainder": _e.remainder, "atan2": _e.atan2, "outer": _l.outer,
+    "fmod": _e.remainder, "remainder": _e.remainder, "atan2": _e.atan2, "outer": _p.outer,
 }  # fmt: skip
 _METHODS = (
     dim, nelement, reshape, view, view_as, reshape_as, contiguous, flatten, unflatten, permute, transpose, t,

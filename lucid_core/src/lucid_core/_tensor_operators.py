@@ -23,8 +23,8 @@ from ._typing import DeviceLike, DTypeLike
 from .ops import creation as _c
 from .ops import elementwise as _e
 from .ops import indexing as _i
-from .ops import linalg as _l
 from .ops import manipulation as _m
+from .ops import products as _p
 from .ops._helpers import binop, rbinop
 
 
@@ -161,7 +161,7 @@ def backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = Non
 #: ``x <op> y`` -> the op it calls (the reflected ``y <op> x`` calls it with the operands swapped)
 _BINARY_OPERATORS: dict[str, Callable[..., Tensor]] = {
     "add": _e.add, "sub": _e.subtract, "mul": _e.multiply, "truediv": _e.divide, "floordiv": _e.floor_divide,
-    "mod": _e.remainder, "pow": _e.pow, "matmul": _l.matmul, "and": _e.bitwise_and, "or": _e.bitwise_or,
+    "mod": _e.remainder, "pow": _e.pow, "matmul": _p.matmul, "and": _e.bitwise_and, "or": _e.bitwise_or,
     "xor": _e.bitwise_xor, "lshift": _e.bitwise_left_shift, "rshift": _e.bitwise_right_shift,
 }  # fmt: skip
 #: operators whose Function is called directly for same-dtype tensors and Python numbers (the hot path of

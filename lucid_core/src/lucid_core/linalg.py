@@ -14,14 +14,15 @@ from typing import Any, Literal, NamedTuple
 
 from . import _dtypes as dt
 from ._autograd import Function
-from ._tensor import Tensor, _new_tensor
+from ._tensor import Tensor, _new_tensor, check_tensor
+from ._typing import DTypeLike
 from .ops._helpers import binary_operands, expand_reduced, normalize_axes, sum_to
 from .ops.complex import real
 from .ops.creation import eye, tril, zeros_like
 from .ops.elementwise import abs as abs_
 from .ops.elementwise import conj, where
-from .ops.linalg import matmul, outer, tensordot, vecdot
 from .ops.manipulation import astype, broadcast_to, expand_dims, matrix_transpose
+from .ops.products import matmul, outer, tensordot, vecdot
 from .ops.reduction import max as max_
 from .ops.reduction import min as min_
 from .ops.reduction import sum as sum_
@@ -70,8 +71,7 @@ def _kernel(ctx: Any, name: str) -> Any:
 
 
 def _matrix(x: Any, name: str, square: builtins.bool = False) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"linalg.{name}: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, f"linalg.{name}")
     if x.ndim < 2:
         raise ValueError(f"linalg.{name}: expected a matrix or a stack of matrices, got shape {x.shape}")
     if square and x.shape[-1] != x.shape[-2]:
@@ -96,15 +96,6 @@ def _col(v: Tensor) -> Tensor:
 
 def _row(v: Tensor) -> Tensor:
     return expand_dims(v, axis=-2)
-
-
-def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
-
-    return sum_to(g, shape)
-
-
-def _real_dtype(d: dt.DType) -> dt.DType:
-    return {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(d, d)
 
 
 def _keep(ctx: Any, *natives: Any) -> tuple[Any, ...]:
@@ -215,14 +206,15 @@ class Solve(Function):
         vector = b.ndim == 1
         gb = solve(_mH(a), gx)
         ga = None
-        if a._requires_grad:
+        need_a, need_b = ctx.needs_input_grad
+        if need_a:
             if vector:
                 xc = conj(x) if x.dtype.kind == "c" else x
                 ga = -(_col(gb) * _row(xc))
             else:
                 ga = -matmul(gb, _mH(x))
-            ga = _sum_to(ga, a.shape)
-        return ga, (_sum_to(gb, b.shape) if b._requires_grad else None)
+            ga = sum_to(ga, a.shape)
+        return ga, (sum_to(gb, b.shape) if need_b else None)
 
 
 def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
@@ -451,8 +443,9 @@ class Cross(Function):
     def backward(ctx, gy):
         a, b, axis = ctx.inputs
         c = (lambda t: conj(t)) if gy.dtype.kind == "c" else (lambda t: t)
-        ga = _sum_to(cross(c(b), gy, axis=axis), a.shape) if a._requires_grad else None
-        gb = _sum_to(cross(gy, c(a), axis=axis), b.shape) if b._requires_grad else None
+        need_a, need_b, _ = ctx.needs_input_grad
+        ga = sum_to(cross(c(b), gy, axis=axis), a.shape) if need_a else None
+        gb = sum_to(cross(gy, c(a), axis=axis), b.shape) if need_b else None
         return ga, gb, None
 
 
@@ -491,7 +484,7 @@ def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
     return sum_(matmul(picked, sel_c) * _eye(length, x), axis=-1, dtype=x.dtype)
 
 
-def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
+def trace(x: Tensor, /, *, offset: int = 0, dtype: DTypeLike = None) -> Tensor:
     """The sum of the ``offset``-th diagonal of each matrix."""
     return sum_(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from .._autograd import Function
-from .._tensor import Tensor
+from .._tensor import Tensor, check_tensor
 from . import creation as _c
 from . import manipulation as _m
 
 __all__ = ["real", "imag"]
-
-
-def _check(x: object, name: str) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
 
 
 class Real(Function):
@@ -43,7 +38,7 @@ class Imag(Function):
 
 def real(x: Tensor, /) -> Tensor:
     """The real part of each element (a real dtype of the same precision); real inputs come back as they are."""
-    _check(x, "real")
+    check_tensor(x, "real")
     if x.dtype.kind != "c":
         return x
     return Real.apply(x)
@@ -51,7 +46,7 @@ def real(x: Tensor, /) -> Tensor:
 
 def imag(x: Tensor, /) -> Tensor:
     """The imaginary part of each element (a real dtype of the same precision); zeros for real inputs."""
-    _check(x, "imag")
+    check_tensor(x, "imag")
     if x.dtype.kind != "c":
         if x.dtype.kind not in "fc":
             raise TypeError(f"imag: expected a floating-point tensor, got {x.dtype.name}")

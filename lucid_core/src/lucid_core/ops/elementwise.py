@@ -7,6 +7,7 @@ gradient ``gy`` (written in Lucid ops, so it is differentiable again).
 
 from __future__ import annotations
 
+import cmath
 import math
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from .. import _dtypes as dt
 from .. import kernels
 from .._autograd import Function
-from .._tensor import Tensor
+from .._tensor import Tensor, check_tensor
 from . import _helpers as _h
 from . import creation as _c
 from . import manipulation as _m
@@ -75,8 +76,9 @@ class Multiply(Function):
         a, b = ctx.inputs
         # PyTorch's convention for complex: gy * conj(b) and gy * conj(a)
         ca, cb = (conj_if_complex(a), conj_if_complex(b)) if is_complex(gy) else (a, b)
-        ga = _h.unbroadcast(gy * cb, a) if isinstance(a, Tensor) and a._requires_grad else None
-        gb = _h.unbroadcast(gy * ca, b) if isinstance(b, Tensor) and b._requires_grad else None
+        need_a, need_b = ctx.needs_input_grad
+        ga = _h.unbroadcast(gy * cb, a) if need_a else None
+        gb = _h.unbroadcast(gy * ca, b) if need_b else None
         return ga, gb
 
 
@@ -90,13 +92,14 @@ class Divide(Function):
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
+        need_a, need_b = ctx.needs_input_grad
         if is_complex(gy):
             cb = conj_if_complex(b)
-            ga = _h.unbroadcast(gy / cb, a) if isinstance(a, Tensor) and a._requires_grad else None
-            gb = _h.unbroadcast(-gy * conj(ctx.output()) / cb, b) if ctx.needs_input_grad[1] else None
+            ga = _h.unbroadcast(gy / cb, a) if need_a else None
+            gb = _h.unbroadcast(-gy * conj(ctx.output()) / cb, b) if need_b else None
             return ga, gb
-        ga = _h.unbroadcast(gy / b, a) if isinstance(a, Tensor) and a._requires_grad else None
-        gb = _h.unbroadcast(-gy * ctx.output() / b, b) if isinstance(b, Tensor) and b._requires_grad else None
+        ga = _h.unbroadcast(gy / b, a) if need_a else None
+        gb = _h.unbroadcast(-gy * ctx.output() / b, b) if need_b else None
         return ga, gb
 
 
@@ -110,10 +113,11 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
+        need_a, need_b = ctx.needs_input_grad
         if is_complex(gy):
-            return _complex_pow_grad(a, b, ctx.output(), gy)
+            return _complex_pow_grad(a, b, ctx.output(), gy, need_a, need_b)
         ga = gb = None
-        if isinstance(a, Tensor) and a._requires_grad:
+        if need_a:
             if not isinstance(b, Tensor):
                 # d(a**b)/da = b * a**(b-1), and 0 for b == 0 (not 0 * inf at a == 0)
                 if b == 0:
@@ -123,7 +127,7 @@ class Pow(Function):
             else:
                 # 0 at a == b == 0, where b * a**(b-1) would be 0 * inf
                 ga = _h.unbroadcast(where(equal(a, 0) & equal(b, 0), 0.0, gy * b * a ** (b - 1)), a)
-        if isinstance(b, Tensor) and b._requires_grad:
+        if need_b:
             # d(a**b)/db = a**b * log(a), taken as 0 where a == 0 and b >= 0 (as PyTorch does)
             y = ctx.output()
             if isinstance(a, Tensor):
@@ -134,20 +138,18 @@ class Pow(Function):
         return ga, gb
 
 
-def _complex_pow_grad(a: Any, b: Any, y: Tensor, gy: Tensor) -> tuple[Any, Any]:
+def _complex_pow_grad(a: Any, b: Any, y: Tensor, gy: Tensor, need_a: bool, need_b: bool) -> tuple[Any, Any]:
     """Gradients of ``a ** b`` for complex operands: ``gy * conj(b a**(b-1))`` and ``gy * conj(y log a)``."""
     ga = gb = None
-    if isinstance(a, Tensor) and a._requires_grad:
+    if need_a:
         if isinstance(b, Tensor):
             ga = _h.unbroadcast(where(equal(a, 0) & equal(b, 0), 0.0, gy * conj(b * a ** (b - 1))), a)
         else:
             ga = gy * 0.0 if b == 0 else gy * conj_if_complex(b * a ** (b - 1))
-    if isinstance(b, Tensor) and b._requires_grad:
+    if need_b:
         if isinstance(a, Tensor):
             safe = where(equal(a, 0), 0.0, y * log(where(equal(a, 0), 1.0, a)))
         else:
-            import cmath
-
             safe = y * cmath.log(a) if a != 0 else y * 0.0
         gb = _h.unbroadcast(gy * conj(safe), b)
     return ga, gb
@@ -339,8 +341,8 @@ def _unary(
     apply = cls.apply
 
     def op(x: Tensor, /) -> Tensor:
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{kernel}: expected a Tensor, got {type(x).__name__}")
+        if not isinstance(x, Tensor):  # inline: the hot path pays no call
+            check_tensor(x, kernel)
         return apply(x)
 
     op.__name__ = op.__qualname__ = kernel
@@ -476,44 +478,35 @@ def erf(x: Tensor, /) -> Tensor:
 
 
 class Maximum(Function):
+    """``maximum(a, b)``; where ``a`` and ``b`` tie, each gets half the gradient (as PyTorch does).
+
+    :class:`Minimum` is the same op with the comparison turned round.
+    """
+
     native = True
+    xp_name = "maximum"  # the namespace function of the forward
+    # where ``a`` is picked (a lambda: the comparisons are defined further down this module)
+    wins: Callable[[Any, Any], Tensor] = staticmethod(lambda a, b: greater(a, b))
 
     @staticmethod
     def forward(ctx, a, b):
-        return ctx.xp.maximum(a, b)
+        return getattr(ctx.xp, ctx.xp_name)(a, b)
 
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
-        # ties share the gradient equally, as PyTorch does
-        ga = gb = None
-        if isinstance(a, Tensor) and a._requires_grad:
-            ga = _h.unbroadcast(gy * (where(greater(a, b), 1.0, 0.0) + where(equal(a, b), 0.5, 0.0)), a)
-        if isinstance(b, Tensor) and b._requires_grad:
-            gb = _h.unbroadcast(gy * (where(less(a, b), 1.0, 0.0) + where(equal(a, b), 0.5, 0.0)), b)
+        need_a, need_b = ctx.needs_input_grad
+        tie = where(equal(a, b), 0.5, 0.0)
+        ga = _h.unbroadcast(gy * (where(ctx.wins(a, b), 1.0, 0.0) + tie), a) if need_a else None
+        gb = _h.unbroadcast(gy * (where(ctx.wins(b, a), 1.0, 0.0) + tie), b) if need_b else None
         return ga, gb
 
 
-class Minimum(Function):
-    native = True
+class Minimum(Maximum):
+    """``minimum(a, b)``: :class:`Maximum` with ``less`` picking the operand."""
 
-    @staticmethod
-    def forward(ctx, a, b):
-        return ctx.xp.minimum(a, b)
-
-    @staticmethod
-    def backward(ctx, gy):
-        a, b = ctx.inputs
-        ga = gb = None
-        if isinstance(a, Tensor) and a._requires_grad:
-            ga = _h.unbroadcast(gy * (where(less(a, b), 1.0, 0.0) + where(equal(a, b), 0.5, 0.0)), a)
-        if isinstance(b, Tensor) and b._requires_grad:
-            gb = _h.unbroadcast(gy * (where(greater(a, b), 1.0, 0.0) + where(equal(a, b), 0.5, 0.0)), b)
-        return ga, gb
-
-
-def _scalar_array(ctx: Any, value: Any, like: Any) -> Any:
-    return ctx.xp.asarray(value, dtype=like.dtype) if not hasattr(value, "shape") else value
+    xp_name = "minimum"
+    wins = staticmethod(lambda a, b: less(a, b))
 
 
 class Atan2(Function):
@@ -568,7 +561,7 @@ class Copysign(Function):
     @staticmethod
     def backward(ctx, gy):
         a = ctx.inputs[0]
-        if not (isinstance(a, Tensor) and a._requires_grad):
+        if not ctx.needs_input_grad[0]:
             return None, None  # the sign source x2 gets no gradient
         y = ctx.output()
         ga = _h.unbroadcast(gy * where(equal(a, 0), 0.0, y / where(equal(a, 0), 1.0, a)), a)
@@ -643,8 +636,7 @@ class Clip(Function):
 
 def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """Clamp ``x`` to [min, max]; the gradient passes where min <= x <= max."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"clip: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, "clip")
     if min is not None and not isinstance(min, (Tensor, int, float)):
         raise TypeError(f"clip: min must be a number or a Tensor, got {type(min).__name__}")
     if max is not None and not isinstance(max, (Tensor, int, float)):
@@ -664,8 +656,9 @@ class Where(Function):
     @staticmethod
     def backward(ctx, gy):
         cond, a, b = ctx.inputs
-        ga = _h.unbroadcast(where(cond, gy, 0.0), a) if isinstance(a, Tensor) and a._requires_grad else None
-        gb = _h.unbroadcast(where(cond, 0.0, gy), b) if isinstance(b, Tensor) and b._requires_grad else None
+        _, need_a, need_b = ctx.needs_input_grad
+        ga = _h.unbroadcast(where(cond, gy, 0.0), a) if need_a else None
+        gb = _h.unbroadcast(where(cond, 0.0, gy), b) if need_b else None
         return None, ga, gb
 
 
@@ -753,7 +746,7 @@ class Remainder(Function):
     def backward(ctx, gy):
         a, b = ctx.inputs
         gb = None
-        if isinstance(b, Tensor) and b._requires_grad:
+        if ctx.needs_input_grad[1]:
             gb = _h.unbroadcast(-gy * floor(a / b), b)
         return _h.unbroadcast(gy, a), gb
 

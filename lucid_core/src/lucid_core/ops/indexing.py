@@ -12,6 +12,7 @@ from .. import _dtypes as dt
 from .. import kernels
 from .._autograd import Function, _mode
 from .._tensor import Tensor
+from ..backend import Device
 from . import _helpers as _h
 from . import creation as _c
 from . import manipulation as _m
@@ -98,7 +99,7 @@ def _mask_key(x: Tensor, out: list[Any], masks: list[int]) -> list[Any]:
     return spelled
 
 
-def write_native(device: Any, array: Any, key: Any, value: Any, advanced: bool = False) -> Any:
+def write_native(device: Device, array: Any, key: Any, value: Any, advanced: bool = False) -> Any:
     """``array[key] = value`` through the ``setitem`` kernel (native, or the composed default); the result array.
 
     A library with immutable arrays (JAX) must register ``kernels["setitem"](array, key, value)``
@@ -207,10 +208,11 @@ class SetItem(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x, key, advanced, value = ctx.inputs
-        gx = SetItem.apply(g, key, advanced, 0.0) if x._requires_grad else None
+        _, key, advanced, value = ctx.inputs
+        need_x, _, _, need_value = ctx.needs_input_grad
+        gx = SetItem.apply(g, key, advanced, 0.0) if need_x else None
         gv = None
-        if isinstance(value, Tensor) and value._requires_grad:
+        if need_value:
             gv = _h.sum_to(GetItem.apply(g, key, advanced), value.shape)
         return gx, None, None, gv
 
@@ -235,7 +237,7 @@ class Overwrite(Function):
     @staticmethod
     def backward(ctx, g):
         value = ctx.inputs[1]
-        if isinstance(value, Tensor) and value._requires_grad:
+        if ctx.needs_input_grad[1]:
             return None, _h.sum_to(g, value.shape)
         return None, None
 

@@ -8,7 +8,8 @@ from typing import Any
 from .. import _dtypes as dt
 from .._autograd import Function
 from .._registry import resolve_device
-from .._tensor import Tensor
+from .._tensor import Tensor, check_tensor
+from .._typing import DeviceLike, DTypeLike
 from . import _helpers as _h
 from . import complex as _cx
 from . import creation as _c
@@ -19,12 +20,6 @@ __all__ = [
     "broadcast_to", "broadcast_arrays", "broadcast_shapes", "concat", "stack", "split", "unstack", "flip", "roll",
     "repeat", "tile", "pad", "astype", "to_device", "clone", "flatten",
 ]  # fmt: skip
-
-
-def _check(x: Any, name: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
-    return x
 
 
 class Reshape(Function):
@@ -42,7 +37,7 @@ class Reshape(Function):
 
 def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> Tensor:
     """The same elements in a new shape (one dimension may be -1)."""
-    _check(x, "reshape")
+    check_tensor(x, "reshape")
     shape = tuple(int(s) for s in shape)
     if shape == x.shape:
         return x
@@ -65,7 +60,7 @@ def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> 
 
 def flatten(x: Tensor, /, start_axis: int = 0, end_axis: int = -1) -> Tensor:
     """Merge axes ``start_axis..end_axis`` into one."""
-    _check(x, "flatten")
+    check_tensor(x, "flatten")
     if x.ndim == 0:
         return reshape(x, (1,))
     s = _h.normalize_axis(start_axis, x.ndim, "flatten")
@@ -98,7 +93,7 @@ class PermuteDims(Function):
 
 def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
     """Reorder the axes: output axis ``i`` is input axis ``axes[i]``."""
-    _check(x, "permute_dims")
+    check_tensor(x, "permute_dims")
     axes = tuple(_h.normalize_axis(a, x.ndim, "permute_dims") for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} are not a permutation of the {x.ndim} axes")
@@ -107,7 +102,7 @@ def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
 
 def swapaxes(x: Tensor, axis0: int, axis1: int) -> Tensor:
     """Exchange two axes."""
-    _check(x, "swapaxes")
+    check_tensor(x, "swapaxes")
     a = _h.normalize_axis(axis0, x.ndim, "swapaxes")
     b = _h.normalize_axis(axis1, x.ndim, "swapaxes")
     axes = list(range(x.ndim))
@@ -117,7 +112,7 @@ def swapaxes(x: Tensor, axis0: int, axis1: int) -> Tensor:
 
 def matrix_transpose(x: Tensor, /) -> Tensor:
     """Swap the last two axes."""
-    _check(x, "matrix_transpose")
+    check_tensor(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: needs at least 2 dimensions, got {x.ndim}")
     return swapaxes(x, -1, -2)
@@ -125,7 +120,7 @@ def matrix_transpose(x: Tensor, /) -> Tensor:
 
 def moveaxis(x: Tensor, source: int | Sequence[int], destination: int | Sequence[int], /) -> Tensor:
     """Move axes to new positions, keeping the others in order."""
-    _check(x, "moveaxis")
+    check_tensor(x, "moveaxis")
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
@@ -140,7 +135,7 @@ def moveaxis(x: Tensor, source: int | Sequence[int], destination: int | Sequence
 
 def expand_dims(x: Tensor, /, axis: int | Sequence[int] = 0) -> Tensor:
     """Insert size-1 axes at ``axis`` (positions in the result)."""
-    _check(x, "expand_dims")
+    check_tensor(x, "expand_dims")
     axes = [axis] if isinstance(axis, int) else list(axis)
     nd = x.ndim + len(axes)
     axes = sorted(_h.normalize_axis(a, nd, "expand_dims") for a in axes)
@@ -154,7 +149,7 @@ def expand_dims(x: Tensor, /, axis: int | Sequence[int] = 0) -> Tensor:
 
 def squeeze(x: Tensor, /, axis: int | Sequence[int] | None = None) -> Tensor:
     """Remove size-1 axes (all of them when ``axis`` is None)."""
-    _check(x, "squeeze")
+    check_tensor(x, "squeeze")
     if axis is None:
         return reshape(x, [s for s in x.shape if s != 1])
     axes = {_h.normalize_axis(a, x.ndim, "squeeze") for a in ([axis] if isinstance(axis, int) else axis)}
@@ -197,7 +192,7 @@ class BroadcastTo(Function):
 
 def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
     """Repeat ``x`` along size-1 and new leading axes to ``shape``."""
-    _check(x, "broadcast_to")
+    check_tensor(x, "broadcast_to")
     shape = tuple(int(s) for s in shape)
     if shape == x.shape:
         return x
@@ -208,7 +203,7 @@ def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
 
 def broadcast_arrays(*arrays: Tensor) -> tuple[Tensor, ...]:
     """Broadcast every tensor to their common shape (a tuple, as the 2025.12 standard and PyTorch return)."""
-    shape = broadcast_shapes(*[_check(a, "broadcast_arrays").shape for a in arrays])
+    shape = broadcast_shapes(*[check_tensor(a, "broadcast_arrays").shape for a in arrays])
     return tuple(broadcast_to(a, shape) for a in arrays)
 
 
@@ -271,7 +266,7 @@ def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
 def split(x: Tensor, indices_or_sections: int | Sequence[int], /, axis: int = 0) -> list[Tensor]:
     """Split into equal ``sections`` (an int) or pieces of the given sizes (a list, summing to the axis)."""
 
-    _check(x, "split")
+    check_tensor(x, "split")
     ax = _h.normalize_axis(axis, x.ndim, "split")
     n = x.shape[ax]
     if isinstance(indices_or_sections, int):
@@ -295,7 +290,7 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], /, axis: int = 0)
 def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     """The slices of ``x`` along ``axis``, as a tuple."""
 
-    _check(x, "unstack")
+    check_tensor(x, "unstack")
     ax = _h.normalize_axis(axis, x.ndim, "unstack")
     pre = (slice(None),) * ax
     return tuple(_i.getitem(x, (*pre, i)) for i in range(x.shape[ax]))
@@ -317,7 +312,7 @@ class Flip(Function):
 def flip(x: Tensor, /, *, axis: int | Sequence[int] | None = None) -> Tensor:
     """Reverse the order of elements along ``axis`` (all axes by default)."""
 
-    _check(x, "flip")
+    check_tensor(x, "flip")
     return Flip.apply(x, _h.normalize_axes(axis, x.ndim, "flip"))
 
 
@@ -338,7 +333,7 @@ class Roll(Function):
 
 def roll(x: Tensor, /, shift: int | Sequence[int], *, axis: int | Sequence[int] | None = None) -> Tensor:
     """Shift elements cyclically along ``axis`` (flattened when None)."""
-    _check(x, "roll")
+    check_tensor(x, "roll")
     if not isinstance(shift, int):
         shift = tuple(int(s) for s in shift)
     if axis is not None and not isinstance(axis, int):
@@ -349,7 +344,7 @@ def roll(x: Tensor, /, shift: int | Sequence[int], *, axis: int | Sequence[int] 
 def repeat(x: Tensor, repeats: int | Tensor | Sequence[int], /, *, axis: int | None = None) -> Tensor:
     """Repeat each element ``repeats`` times along ``axis`` (flattened when None)."""
 
-    _check(x, "repeat")
+    check_tensor(x, "repeat")
     if axis is None:
         x = reshape(x, (-1,))
         axis = 0
@@ -368,7 +363,7 @@ def repeat(x: Tensor, repeats: int | Tensor | Sequence[int], /, *, axis: int | N
 
 def tile(x: Tensor, repetitions: Sequence[int], /) -> Tensor:
     """Repeat the whole tensor ``repetitions[i]`` times along each axis."""
-    _check(x, "tile")
+    check_tensor(x, "tile")
     reps = tuple(int(r) for r in repetitions)
     nd = max(len(reps), x.ndim)
     reps = (1,) * (nd - len(reps)) + reps
@@ -389,7 +384,7 @@ def pad(
     ``pad_width`` is NumPy-style: one ``(before, after)`` pair per axis, or a single pair for all.
     """
 
-    _check(x, "pad")
+    check_tensor(x, "pad")
     pw = list(pad_width)
     if pw and isinstance(pw[0], int):
         pw = [tuple(pw)] * x.ndim  # type: ignore[list-item]
@@ -469,9 +464,9 @@ def _cast_grad(g: Tensor, dtype: dt.DType) -> Tensor:
     return astype(g, dtype)
 
 
-def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
+def astype(x: Tensor, dtype: DTypeLike, /, *, copy: bool = True, device: DeviceLike = None) -> Tensor:
     """Cast to ``dtype``; casting to a non-float dtype leaves the graph."""
-    _check(x, "astype")
+    check_tensor(x, "astype")
     target = dt.as_dtype(dtype)
     if device is not None:
         x = to_device(x, device)
@@ -501,10 +496,10 @@ class ToDevice(Function):
         return to_device(gy, ctx.source), None
 
 
-def to_device(x: Tensor, device: Any, /, *, stream: Any = None) -> Tensor:
+def to_device(x: Tensor, device: DeviceLike, /, *, stream: Any = None) -> Tensor:
     """Move to ``device`` (``"mlx"``, ``"numpy"``, ``"gpu"``...); gradients flow back across the move."""
 
-    _check(x, "to_device")
+    check_tensor(x, "to_device")
     dev = resolve_device(device)
     if dev is x._device:
         return x
@@ -526,5 +521,5 @@ class Clone(Function):
 
 def clone(x: Tensor, /) -> Tensor:
     """A copy with its own storage (recorded in the graph)."""
-    _check(x, "clone")
+    check_tensor(x, "clone")
     return Clone.apply(x)

@@ -7,7 +7,8 @@ from typing import Any
 from .. import _dtypes as dt
 from .. import kernels
 from .._autograd import Function
-from .._tensor import Tensor
+from .._tensor import Tensor, check_tensor
+from .._typing import DTypeLike
 from . import _helpers as _h
 from . import creation as _c
 from . import elementwise as _e
@@ -30,12 +31,6 @@ __all__ = [
 ]
 
 
-def _check(x: Any, name: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
-    return x
-
-
 class Sum(Function):
     native = True
     saves_inputs = False  # the gradient needs shapes only
@@ -56,10 +51,10 @@ class Sum(Function):
 
 
 def sum(  # noqa: A001
-    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None, keepdims: bool = False
+    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None, keepdims: bool = False
 ) -> Tensor:
     """Sum over ``axis`` (all axes by default); integers and bools sum in the default integer dtype."""
-    _check(x, "sum")
+    check_tensor(x, "sum")
     axes = _h.normalize_axes(axis, x.ndim, "sum")
     native = None
     if dtype is not None:
@@ -73,7 +68,7 @@ def sum(  # noqa: A001
 
 def mean(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
     """Arithmetic mean over ``axis`` (a floating-point tensor is required, as in the standard)."""
-    _check(x, "mean")
+    check_tensor(x, "mean")
     if x.dtype.kind not in "fc":
         raise TypeError(f"mean: expected a floating-point tensor, got {x.dtype.name}; cast it with .astype(float32)")
     axes = _h.normalize_axes(axis, x.ndim, "mean")
@@ -112,7 +107,7 @@ class Min(_Extremum):
 
 
 def _extremum(cls: type[Function], x: Tensor, axis: Any, keepdims: bool, name: str) -> Tensor:
-    _check(x, name)
+    check_tensor(x, name)
     axes = _h.normalize_axes(axis, x.ndim, name)
     for a in axes:
         if x.shape[a] == 0:
@@ -161,10 +156,10 @@ class Prod(Function):
 
 
 def prod(
-    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None, keepdims: bool = False
+    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None, keepdims: bool = False
 ) -> Tensor:
     """Product over ``axis``; the gradient is exact where elements are zero."""
-    _check(x, "prod")
+    check_tensor(x, "prod")
     if dtype is not None:
         x = _m.astype(x, dt.as_dtype(dtype))
     return Prod.apply(x, _h.normalize_axes(axis, x.ndim, "prod"), keepdims)
@@ -174,7 +169,7 @@ def var(
     x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, correction: float = 0.0, keepdims: bool = False
 ) -> Tensor:
     """Variance over ``axis`` with ``correction`` degrees of freedom subtracted (1 for the unbiased estimate)."""
-    _check(x, "var")
+    check_tensor(x, "var")
     axes = _h.normalize_axes(axis, x.ndim, "var")
     n = 1
     for a in axes:
@@ -210,7 +205,7 @@ class Logsumexp(Function):
 
 def logsumexp(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``axis``, without overflow."""
-    _check(x, "logsumexp")
+    check_tensor(x, "logsumexp")
     return Logsumexp.apply(x, _h.normalize_axes(axis, x.ndim, "logsumexp"), keepdims)
 
 
@@ -234,10 +229,10 @@ class CumulativeSum(Function):
 
 
 def cumulative_sum(
-    x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+    x: Tensor, /, *, axis: int | None = None, dtype: DTypeLike = None, include_initial: bool = False
 ) -> Tensor:
     """Running sum along ``axis`` (required unless ``x`` is 1-D)."""
-    _check(x, "cumulative_sum")
+    check_tensor(x, "cumulative_sum")
     if axis is None:
         if x.ndim != 1:
             raise ValueError(f"cumulative_sum: axis is required for a {x.ndim}-D tensor")
@@ -256,18 +251,14 @@ class CumulativeProd(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        # d y_j / d x_i = prod_{k<=j, k!=i} x_k for j >= i; computed without dividing by x
-
+        # d y_j / d x_i = prod_{k<=j, k!=i} x_k for j >= i; computed without dividing by x (nor reading y)
         x, axis, include_initial = ctx.inputs
-        y = ctx.output()
         if include_initial:
             idx = [slice(None)] * x.ndim
             idx[axis] = slice(1, None)
-            y = _i.getitem(y, tuple(idx))
             gy = _i.getitem(gy, tuple(idx))
         n = x.shape[axis]
         xm = _m.moveaxis(x, axis, -1)
-        ym = _m.moveaxis(y, axis, -1)
         gm = _m.moveaxis(gy, axis, -1)
 
         i_idx = _c.arange(n, device=x.device)
@@ -279,15 +270,14 @@ class CumulativeProd(Function):
         upper = _m.expand_dims(i_idx, axis=-1) <= _m.expand_dims(i_idx, axis=0)  # j >= i
         contrib = _e.conj_if_complex(_e.where(upper, partial, 0.0)) * _m.expand_dims(gm, axis=-2)
         g = sum(contrib, axis=-1)
-        del ym
         return _m.moveaxis(g, -1, axis), None, None
 
 
 def cumulative_prod(
-    x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+    x: Tensor, /, *, axis: int | None = None, dtype: DTypeLike = None, include_initial: bool = False
 ) -> Tensor:
     """Running product along ``axis``; the gradient is exact where elements are zero."""
-    _check(x, "cumulative_prod")
+    check_tensor(x, "cumulative_prod")
     if axis is None:
         if x.ndim != 1:
             raise ValueError(f"cumulative_prod: axis is required for a {x.ndim}-D tensor")
@@ -319,11 +309,11 @@ class AnyOp(_Logical):
 
 def all(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:  # noqa: A001
     """Whether every element along ``axis`` is true (non-zero)."""
-    _check(x, "all")
+    check_tensor(x, "all")
     return AllOp.apply(x, _h.normalize_axes(axis, x.ndim, "all"), keepdims)
 
 
 def any(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:  # noqa: A001
     """Whether some element along ``axis`` is true (non-zero)."""
-    _check(x, "any")
+    check_tensor(x, "any")
     return AnyOp.apply(x, _h.normalize_axes(axis, x.ndim, "any"), keepdims)

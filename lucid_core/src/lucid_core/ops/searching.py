@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import _dtypes as dt
 from .._autograd import Function
-from .._tensor import Tensor
+from .._tensor import Tensor, check_tensor
 from ..backend import take_along_axis_native
 from . import _helpers as _h
 from . import elementwise as _e
@@ -49,8 +49,7 @@ class Argsort(_Index):
 
 
 def _axis_or_none(x: Tensor, axis: int | None, name: str) -> int | None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, name)
     if x.size == 0:
         raise ValueError(f"{name}: cannot be taken over an empty tensor (shape {x.shape})")
     return None if axis is None else _h.normalize_axis(axis, x.ndim, name)
@@ -73,8 +72,7 @@ def argmin(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> 
 
 def argsort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
     """Indices that sort ``x`` along ``axis``."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"argsort: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, "argsort")
     if x.ndim == 0:
         raise ValueError("argsort: needs at least 1 dimension")
     return _as_int64(Argsort.apply(x, _h.normalize_axis(axis, x.ndim, "argsort"), descending, stable))
@@ -116,8 +114,7 @@ class Sort(Function):
 
 def sort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
     """``x`` sorted along ``axis``; the gradient goes back to each value's original place."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"sort: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, "sort")
     if x.ndim == 0:
         raise ValueError("sort: needs at least 1 dimension")
     return Sort.apply(x, _h.normalize_axis(axis, x.ndim, "sort"), descending, stable)
@@ -126,8 +123,7 @@ def sort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: bool
 def topk(x: Tensor, k: int, /, *, axis: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Tensor, Tensor]:  # noqa: A002
     """The ``k`` largest (or smallest) values along ``axis`` and their indices."""
 
-    if not isinstance(x, Tensor):
-        raise TypeError(f"topk: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, "topk")
     ax = _h.normalize_axis(axis, x.ndim, "topk")
     if not 0 <= k <= x.shape[ax]:
         raise ValueError(f"topk: k={k} is out of range for axis {axis} of size {x.shape[ax]}")
@@ -148,8 +144,7 @@ class Nonzero(_Index):
 
 def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
     """The indices of non-zero elements, one tensor per axis."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"nonzero: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero: a 0-d tensor has no indices; reshape it to 1-D first")
     if not x._device.backend.capabilities.get("data_dependent_shapes", True):

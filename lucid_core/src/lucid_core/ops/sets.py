@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from .. import _dtypes as dt
 from .._autograd import Function
-from .._tensor import Tensor
+from .._tensor import Tensor, check_tensor
 from . import creation as _c
 from . import elementwise as _e
 from . import manipulation as _m
@@ -56,8 +56,7 @@ class _Unique(Function):
 
 
 def _check(x: Any, name: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, name)
     if not x.device.backend.capabilities.get("data_dependent_shapes", True):
         raise RuntimeError(f"{name}: backend {x.device.backend.name!r} does not support data-dependent shapes")
     return x

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._autograd import Function
-from .._tensor import Tensor
+from .._tensor import Tensor, check_tensor
 from . import _helpers as _h
 from . import manipulation as _m
 
@@ -15,8 +15,7 @@ def diff(
 ) -> Tensor:
     """The ``n``-th forward difference along ``axis`` (after joining ``prepend`` and ``append``)."""
 
-    if not isinstance(x, Tensor):
-        raise TypeError(f"diff: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, "diff")
     if x.ndim == 0:
         raise ValueError("diff: x must have at least one dimension")
     if not isinstance(n, int) or n < 0:

@@ -25,11 +25,11 @@ class Matmul(Function):
 
     @staticmethod
     def backward(ctx, gy):
-
         a, b = ctx.inputs
+        need_a, need_b = ctx.needs_input_grad
         ca, cb = (_e.conj(a), _e.conj(b)) if _e.is_complex(gy) else (a, b)  # complex: gy @ b^H and a^H @ gy
-        ga = _h.sum_to(matmul(gy, _m.matrix_transpose(cb)), a.shape) if a._requires_grad else None
-        gb = _h.sum_to(matmul(_m.matrix_transpose(ca), gy), b.shape) if b._requires_grad else None
+        ga = _h.sum_to(matmul(gy, _m.matrix_transpose(cb)), a.shape) if need_a else None
+        gb = _h.sum_to(matmul(_m.matrix_transpose(ca), gy), b.shape) if need_b else None
         return ga, gb
 
 
@@ -162,8 +162,9 @@ class Einsum(Function):
         ins, rhs = spec.split("->")
         parts = ins.split(",")
         grads: list[Any] = [None]
+        need = ctx.needs_input_grad[1:]
         for i, x in enumerate(xs):
-            if not (isinstance(x, Tensor) and x._requires_grad):
+            if not need[i]:
                 grads.append(None)
                 continue
             others = [p for j, p in enumerate(parts) if j != i]
