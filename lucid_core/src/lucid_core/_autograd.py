@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._grad_mode import _mode, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from ._tensor import Tensor, _new_tensor
+from ._tensor import Tensor, _init_slots, _new_tensor
 from .backend import Device
 
 
@@ -164,7 +164,8 @@ class Function:
             return _wrap_outputs(ctx, args, out, device, requires, gen, boxed)
         if type(out) is not device.array_type:
             out = device.backend.canonical(out)
-        t = _new_tensor(out, device)
+        t = _new(Tensor)
+        _init_slots(t, out, device)  # not _new_tensor: one call less on every op
         if requires:
             ctx.inputs = args
             ctx.generation = gen
