@@ -45,7 +45,8 @@ from ._dtypes import (
 )
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ._info import __array_namespace_info__
-from ._random import get_rng_state, host_rng, initial_seed, manual_seed, set_rng_state
+from ._keywords import add_keyword_hints as _add_keyword_hints
+from ._random import host_rng, initial_seed
 from ._registry import (
     PluginError,
     backends,
@@ -54,14 +55,19 @@ from ._registry import (
     default_device,
     get_backend,
     get_default_device,
+    get_rng_state,
+    manual_seed,
     plugin_manager,
     register_backend,
     register_communicator,
     resolve_device,
     set_default_device,
+    set_rng_state,
     unregister_backend,
 )
-from ._tensor import Parameter, Tensor
+from ._tensor import Tensor
+from ._tensor_methods import attach as _attach_tensor_methods
+from ._tensor_operators import Parameter
 from ._typing import DeviceLike, DTypeLike
 from .backend import ArrayAPIBackend, Backend, Device, evaluate
 from .hookspecs import hookimpl
@@ -73,10 +79,10 @@ from .ops.elementwise import *  # noqa: F403
 from .ops.elementwise import __all__ as _elementwise_all
 from .ops.indexing import *  # noqa: F403
 from .ops.indexing import __all__ as _indexing_all
-from .ops.linalg import *  # noqa: F403
-from .ops.linalg import __all__ as _linalg_all
 from .ops.manipulation import *  # noqa: F403
 from .ops.manipulation import __all__ as _manipulation_all
+from .ops.products import *  # noqa: F403
+from .ops.products import __all__ as _products_all
 from .ops.random import *  # noqa: F403
 from .ops.random import __all__ as _random_all
 from .ops.reduction import *  # noqa: F403
@@ -87,6 +93,9 @@ from .ops.sets import *  # noqa: F403
 from .ops.sets import __all__ as _sets_all
 from .ops.utility import *  # noqa: F403
 from .ops.utility import __all__ as _utility_all
+
+# Tensor's operators and methods are ops: put on the class now that the ops exist (the one install step)
+_attach_tensor_methods()
 
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
@@ -119,15 +128,13 @@ __all__ = [
     "register_communicator", "communicators", "communicator_errors",
     "set_default_device", "get_default_device", "default_device", "resolve_device",
     "eval", "frombuffer", "e", "pi", "inf", "nan", "newaxis", "__array_namespace_info__", "__array_api_version__",
-    *_creation_all, *_elementwise_all, *_indexing_all, *_linalg_all, *_manipulation_all,
+    *_creation_all, *_elementwise_all, *_indexing_all, *_products_all, *_manipulation_all,
     *_random_all, *_reduction_all, *_searching_all, *_complex_all, *_sets_all, *_utility_all, "linalg", "fft",
 ]  # fmt: skip
 
 # PyTorch's keywords (`lc.sum(x, dim=1)`) raise a TypeError that names Lucid's spelling (`axis=`)
-from ._keywords import add_keyword_hints as _add_keyword_hints  # noqa: E402
-
 _add_keyword_hints(globals(), "lucid_core.")
 _add_keyword_hints(vars(linalg), "lucid_core.linalg.")
 _add_keyword_hints(vars(fft), "lucid_core.fft.")
 
-del _dt, _add_keyword_hints
+del _dt, _add_keyword_hints, _attach_tensor_methods

@@ -1,4 +1,4 @@
-"""Define-by-run autograd: the Function node, grad mode, and the iterative backward engine.
+"""Define-by-run autograd: the Function node and the iterative backward engine (grad mode re-exported).
 
 An op is a :class:`Function` whose ``forward`` computes the value and whose ``backward``,
 written with Lucid ops, computes the gradient (so gradients of gradients come for free). A
@@ -16,69 +16,13 @@ from __future__ import annotations
 __all__ = ["Function", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad", "backward"]
 
 import heapq
-import threading
 import weakref
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
-if TYPE_CHECKING:
-    from ._tensor import Tensor
-
-
-class _GradMode(threading.local):
-    """Grad mode is per thread (as in PyTorch): a DataLoader worker's ``no_grad`` leaves training alone."""
-
-    def __init__(self) -> None:
-        self.enabled = True
-
-
-_mode = _GradMode()
-
-
-def is_grad_enabled() -> bool:
-    """Whether ops record the graph for backward right now."""
-    return _mode.enabled
-
-
-@contextmanager
-def set_grad_enabled(mode: bool) -> Iterator[None]:
-    """Enable or disable graph recording inside the ``with`` block."""
-    prev = _mode.enabled
-    _mode.enabled = bool(mode)
-    try:
-        yield
-    finally:
-        _mode.enabled = prev
-
-
-class no_grad:  # noqa: N801 - the name users know from PyTorch
-    """Context manager (and decorator) in which no op records a graph: inference and updates."""
-
-    def __enter__(self) -> None:
-        self._prev = _mode.enabled
-        _mode.enabled = False
-
-    def __exit__(self, *exc: object) -> None:
-        _mode.enabled = self._prev
-
-    def __call__(self, fn: Any) -> Any:
-        import functools
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with no_grad():
-                return fn(*args, **kwargs)
-
-        return wrapper
-
-
-class enable_grad(no_grad):  # noqa: N801
-    """Context manager that turns graph recording back on inside a ``no_grad`` block."""
-
-    def __enter__(self) -> None:
-        self._prev = _mode.enabled
-        _mode.enabled = True
+from ._grad_mode import _mode, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ._tensor import Tensor, _init_slots, _new_tensor
+from .backend import Device
 
 
 class Function:
@@ -152,9 +96,7 @@ class Function:
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
         """For each input, whether a gradient is wanted for it."""
-        from ._tensor import Tensor
-
-        return tuple(isinstance(a, Tensor) and a._requires_grad for a in self.inputs)
+        return tuple([isinstance(a, Tensor) and a._requires_grad for a in self.inputs])
 
     def output(self, index: int = 0) -> Tensor:
         """The ``index``-th output tensor (alive while backward runs through this node)."""
@@ -223,12 +165,7 @@ class Function:
         if type(out) is not device.array_type:
             out = device.backend.canonical(out)
         t = _new(Tensor)
-        t._data = out
-        t._device = device
-        t._box = None
-        t._out_idx = 0
-        t._retains_grad = False
-        t.grad = None
+        _init_slots(t, out, device)  # not _new_tensor: one call less on every op
         if requires:
             ctx.inputs = args
             ctx.generation = gen
@@ -237,9 +174,6 @@ class Function:
             t._node = ctx
             t._requires_grad = True
             ctx.outputs = (weakref.ref(t),)
-        else:
-            t._node = None
-            t._requires_grad = False
         return t
 
 
@@ -310,7 +244,7 @@ def _forward_on_tensors(cls: type[Function], ctx: Function, args: tuple[Any, ...
 
 
 def _wrap_outputs(
-    ctx: Function, args: tuple[Any, ...], out: tuple[Any, ...], device: Any, requires: bool, gen: int, boxed: bool
+    ctx: Function, args: tuple[Any, ...], out: tuple[Any, ...], device: Device, requires: bool, gen: int, boxed: bool
 ) -> tuple[Tensor, ...]:
     canonical = device.backend.canonical
     outs = tuple(_new_tensor(canonical(o), device) for o in out)
@@ -346,19 +280,15 @@ def _mixed_devices(cls: type, a: Any, b: Any) -> None:
 
 
 def _seed_grad(t: Tensor, g: Any) -> Tensor:
-    from .ops.creation import ones_like
-
     if g is None:
         if t.ndim != 0 and t.size != 1:
             raise RuntimeError(
                 f"backward: grad can be implicitly created only for a scalar output, but the output has shape "
                 f"{t.shape}; pass gradient= (a tensor of that shape)"
             )
-        return ones_like(t)
+        return _new_tensor(t._device.xp.ones_like(t._data), t._device)
     if not isinstance(g, Tensor):
-        from .ops.creation import asarray
-
-        g = asarray(g, dtype=t.dtype, device=t.device)
+        g = Tensor(g, dtype=t.dtype, device=t._device)
     if g.shape != t.shape:
         raise RuntimeError(f"backward: gradient has shape {g.shape} but the output has shape {t.shape}")
     if g._device is not t._device:
@@ -737,6 +667,3 @@ def _edges_done(xs: Sequence[Any], edges: dict[int, int], fed: set[int], final: 
         if k in fed:
             for hook in list(_post_hooks[k][1].values()):
                 hook(x)
-
-
-from ._tensor import Tensor, _new_tensor  # noqa: E402 - Tensor needs this module first

@@ -5,15 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes as dt
+from ._registry import default_device, resolve_device
 from ._tensor import Tensor, _new_tensor
+from ._typing import DeviceLike, DTypeLike
 
 
-def frombuffer(buffer: Any, /, *, dtype: Any, shape: tuple[int, ...] | None = None, device: Any = None) -> Tensor:
+def frombuffer(
+    buffer: Any, /, *, dtype: DTypeLike, shape: tuple[int, ...] | None = None, device: DeviceLike = None
+) -> Tensor:
     """A tensor of ``dtype`` read from little-endian raw bytes (copied), e.g. a safetensors payload.
 
     ``shape`` defaults to 1-D; the byte count must match ``prod(shape) * itemsize`` exactly.
     """
-    from ._registry import default_device, resolve_device
 
     d = dt.as_dtype(dtype)
     data = memoryview(buffer).cast("B")

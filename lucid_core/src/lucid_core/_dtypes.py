@@ -33,7 +33,10 @@ __all__ = [
 
 import builtins
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._typing import DTypeLike
 
 
 class DType:
@@ -124,17 +127,22 @@ def _promote_pair(a: DType, b: DType) -> DType:
     return a if a.bits >= b.bits else b
 
 
+def _dtype_of(x: Any) -> Any:
+    """A tensor's dtype (anything whose ``dtype`` is a Lucid DType), else ``x`` itself.
+
+    Duck-typed so this module, the bottom of the core, needs no import of the Tensor above it.
+    """
+    d = getattr(x, "dtype", None)
+    return d if isinstance(d, DType) else x
+
+
 def result_type(*arrays_and_dtypes: Any) -> DType:
     """The dtype that results from combining the given tensors, dtypes and Python scalars."""
-    from ._tensor import Tensor
-
     dtypes: list[DType] = []
     scalars: list[Any] = []
-    for x in arrays_and_dtypes:
+    for x in map(_dtype_of, arrays_and_dtypes):
         if isinstance(x, DType):
             dtypes.append(x)
-        elif isinstance(x, Tensor):
-            dtypes.append(x.dtype)
         elif isinstance(x, (builtins.bool, int, float, complex)):
             scalars.append(x)
         else:
@@ -183,9 +191,7 @@ def promote_with_scalar(dtype: DType, value: Any) -> DType:
 
 def can_cast(from_: Any, to: DType, /) -> builtins.bool:
     """Whether ``from_`` casts to ``to`` under the standard's promotion rules (no loss of kind)."""
-    from ._tensor import Tensor
-
-    src = from_.dtype if isinstance(from_, Tensor) else from_
+    src = _dtype_of(from_)
     if src is to:
         return True
     try:
@@ -254,9 +260,7 @@ def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - the standard's paramete
     For a complex dtype these are the limits of its real and imaginary parts, and ``dtype`` is the
     real floating dtype of the same precision (complex64 gives float32's info), as the standard says.
     """
-    from ._tensor import Tensor
-
-    dtype = type.dtype if isinstance(type, Tensor) else type
+    dtype = _dtype_of(type)
     if not isinstance(dtype, DType) or dtype.kind not in "fc":
         raise TypeError(f"finfo: expected a floating-point dtype, got {dtype!r}")
     bits = dtype.bits if dtype.kind == "f" else dtype.bits // 2
@@ -266,9 +270,7 @@ def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - the standard's paramete
 
 def iinfo(type: Any, /) -> iinfo_object:  # noqa: A002
     """Limits of an integer dtype (or of a tensor's dtype)."""
-    from ._tensor import Tensor
-
-    dtype = type.dtype if isinstance(type, Tensor) else type
+    dtype = _dtype_of(type)
     if not isinstance(dtype, DType) or dtype.kind not in "iu":
         raise TypeError(f"iinfo: expected an integer dtype, got {dtype!r}")
     if dtype.kind == "u":
@@ -276,7 +278,7 @@ def iinfo(type: Any, /) -> iinfo_object:  # noqa: A002
     return iinfo_object(dtype.bits, 2 ** (dtype.bits - 1) - 1, -(2 ** (dtype.bits - 1)), dtype)
 
 
-def as_dtype(dtype: Any) -> DType:
+def as_dtype(dtype: DTypeLike) -> DType:
     """Accept a Lucid dtype or its name; anything else is a clear TypeError."""
     if isinstance(dtype, DType):
         return dtype

@@ -9,6 +9,8 @@ from typing import Any
 
 from ._autograd import grad, no_grad
 from ._tensor import Tensor
+from .ops.creation import zeros, zeros_like
+from .ops.random import randn
 
 
 class GradcheckError(AssertionError):
@@ -30,7 +32,6 @@ def _flat_values(ts: Sequence[Tensor]) -> list[float]:
 
 
 def _perturbed(x: Tensor, index: int, delta: float) -> Tensor:
-    from .ops.creation import zeros
 
     bump = zeros((x.size,), dtype=x.dtype, device=x.device)
     bump[index] = delta
@@ -84,7 +85,6 @@ def gradcheck(
     sizes = [o.size for o in outs]
     numerical = _numerical_jacobian(fn, inputs, wrt, eps)
     # analytic rows: one backward per output element
-    from .ops.creation import zeros_like
 
     analytic = [[[0.0] * sum(sizes) for _ in range(inputs[k].size)] for k in wrt]
     col = 0
@@ -147,15 +147,12 @@ def gradgradcheck(
     wrt = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     outs = _as_outputs(fn(*inputs))
     if grad_outputs is None:
-        from .ops.random import randn
-
         grad_outputs = [randn(*o.shape, dtype=o.dtype, device=o.device) for o in outs]
     vs = [g.detach() for g in grad_outputs]
 
     def first_derivative(*args: Any) -> tuple[Tensor, ...]:
         ys = _as_outputs(fn(*args))
         gs = grad(ys, [args[i] for i in wrt], vs, create_graph=True, allow_unused=True)
-        from .ops.creation import zeros_like
 
         return tuple(g if g is not None else zeros_like(args[i]) for g, i in zip(gs, wrt))
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes as dt
+from ._registry import _state, default_device, discover, resolve_device
+from ._typing import DeviceLike
 
 
 class _Info:
     """Capabilities, default dtypes, dtypes per kind and devices of ``lucid_core``."""
 
     def capabilities(self) -> dict[str, Any]:
-        from ._registry import default_device
 
         b = default_device().backend
         return {
@@ -21,13 +22,11 @@ class _Info:
         }
 
     def default_device(self) -> Any:
-        from ._registry import default_device
 
         return default_device()
 
     def devices(self) -> tuple[Any, ...]:
         """Every device of every loadable backend (a tuple, as the 2025.12 standard asks)."""
-        from ._registry import _state, discover
 
         discover()
         out = []
@@ -38,7 +37,7 @@ class _Info:
                 continue
         return tuple(out)
 
-    def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
+    def default_dtypes(self, *, device: DeviceLike = None) -> dict[str, Any]:
         return {
             "real floating": dt.float32,
             "complex floating": dt.complex64,
@@ -46,13 +45,12 @@ class _Info:
             "indexing": dt.int64,
         }
 
-    def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, Any]:
+    def dtypes(self, *, device: DeviceLike = None, kind: Any = None) -> dict[str, Any]:
         """The standard's dtypes that ``device`` holds, optionally only those of ``kind``.
 
         float16 is a Lucid extension (for mixed precision, as in PyTorch), not a dtype of the
         standard, so it is not listed here; ``lucid_core.float16`` still works where the backend has it.
         """
-        from ._registry import resolve_device
 
         dev = resolve_device(device)
         out = {}

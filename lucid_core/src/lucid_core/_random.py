@@ -1,9 +1,14 @@
-"""Global random state: one seed drives every backend, so a seeded run repeats exactly."""
+"""Global random state: one seed drives every backend, so a seeded run repeats exactly.
+
+This module sits below the backend contract (a backend that loads after ``manual_seed`` seeds itself
+from here); ``manual_seed`` and the RNG snapshots, which visit every registered backend, live in
+:mod:`lucid_core._registry`.
+"""
 
 from __future__ import annotations
 
 import random as _pyrandom
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -33,19 +38,6 @@ def seed_new_backend(backend: Backend) -> None:
             pass
 
 
-def manual_seed(seed: int) -> None:
-    """Seed every backend's generator and the host RNG; the same seed repeats a run exactly."""
-    from ._registry import _state
-
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"manual_seed: seed must be an int, got {type(seed).__name__}")
-    _rng.seed = seed
-    _rng.host.seed(seed)
-    for b in _state.backends.values():
-        if b.loaded:
-            seed_new_backend(b)
-
-
 def initial_seed() -> int | None:
     """The seed last given to :func:`manual_seed`, or None."""
     return _rng.seed
@@ -54,29 +46,3 @@ def initial_seed() -> int | None:
 def host_rng() -> _pyrandom.Random:
     """The global host-side RNG (seeded by :func:`manual_seed`), for shuffles and sampling indices."""
     return _rng.host
-
-
-def get_rng_state() -> dict[str, Any]:
-    """A picklable snapshot of every random stream (host and loaded backends), for checkpoints."""
-    from ._registry import _state
-
-    state: dict[str, Any] = {"seed": _rng.seed, "host": _rng.host.getstate(), "backends": {}}
-    for name, b in _state.backends.items():
-        if b.loaded:
-            try:
-                state["backends"][name] = b.get_rng_state()
-            except NotImplementedError:
-                pass
-    return state
-
-
-def set_rng_state(state: dict[str, Any]) -> None:
-    """Restore a snapshot from :func:`get_rng_state`."""
-    from ._registry import get_backend
-
-    if not isinstance(state, dict) or "host" not in state:
-        raise ValueError("set_rng_state: expected a dict made by lucid_core.get_rng_state()")
-    _rng.seed = state.get("seed")
-    _rng.host.setstate(state["host"])
-    for name, s in state.get("backends", {}).items():
-        get_backend(name).set_rng_state(s)

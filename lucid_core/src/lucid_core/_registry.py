@@ -14,7 +14,10 @@ from typing import Any
 
 import pluggy
 
+from . import backend as _backend
 from . import hookspecs
+from ._random import _rng, seed_new_backend
+from ._typing import DeviceLike
 from .backend import CONTRACT_VERSION, Backend, Device
 
 
@@ -377,6 +380,9 @@ def _gpu_fallback() -> Device:
     return best
 
 
+_backend._resolve_device = resolve_device  # `device == "cpu"` resolves names through the registry
+
+
 def default_device() -> Device:
     """The device new tensors go to: ``set_default_device``, else ``$LUCID_DEVICE``, else ``"cpu"``."""
     dev = _state.default_device
@@ -386,7 +392,7 @@ def default_device() -> Device:
     return dev
 
 
-def set_default_device(device: Any) -> None:
+def set_default_device(device: DeviceLike) -> None:
     """Make ``device`` (e.g. ``"mlx"``) the device of newly created tensors."""
     dev = resolve_device(device)
     _state.default_spec = str(dev)
@@ -396,3 +402,37 @@ def set_default_device(device: Any) -> None:
 def get_default_device() -> Device:
     """The current default device."""
     return default_device()
+
+
+# -- the random state of every backend (the host RNG and the seed itself are in _random) ---------------
+def manual_seed(seed: int) -> None:
+    """Seed every backend's generator and the host RNG; the same seed repeats a run exactly."""
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"manual_seed: seed must be an int, got {type(seed).__name__}")
+    _rng.seed = seed
+    _rng.host.seed(seed)
+    for b in _state.backends.values():
+        if b.loaded:
+            seed_new_backend(b)
+
+
+def get_rng_state() -> dict[str, Any]:
+    """A picklable snapshot of every random stream (host and loaded backends), for checkpoints."""
+    state: dict[str, Any] = {"seed": _rng.seed, "host": _rng.host.getstate(), "backends": {}}
+    for name, b in _state.backends.items():
+        if b.loaded:
+            try:
+                state["backends"][name] = b.get_rng_state()
+            except NotImplementedError:
+                pass
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore a snapshot from :func:`get_rng_state`."""
+    if not isinstance(state, dict) or "host" not in state:
+        raise ValueError("set_rng_state: expected a dict made by lucid_core.get_rng_state()")
+    _rng.seed = state.get("seed")
+    _rng.host.setstate(state["host"])
+    for name, s in state.get("backends", {}).items():
+        get_backend(name).set_rng_state(s)

@@ -1,15 +1,28 @@
-"""The Tensor: a native array of some backend, its device, and the node that made it."""
+"""The Tensor: a native array of some backend, its device, and the node that made it.
+
+This module imports no op and no autograd engine (only the dtypes, the backend contract, grad mode
+and the printer below it). What a tensor does by calling ops -- ``Tensor(data)``, operators, indexing,
+in-place writes, ``backward`` and the PyTorch-style methods -- is attached to the class when
+``lucid_core`` loads, by ``_tensor_operators.attach`` and ``_tensor_methods.attach`` (DeZero's
+``setup_variable()``); the in-place machinery those writes end in (``_apply_inplace``, ``_write``)
+lives here, beside the storage it updates.
+"""
 
 from __future__ import annotations
 
-__all__ = ["Tensor", "Parameter"]
+__all__ = ["Tensor"]
 
 import bisect
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
 
+from . import _dtypes as _dt
 from ._dtypes import DType
+from ._format import tensor_repr
+from ._grad_mode import _mode
+from .backend import Device, evaluate
 
 
 class _Storage:
@@ -102,21 +115,6 @@ class Tensor:
     )  # fmt: skip
     __array_priority__ = 1000  # NumPy defers `ndarray <op> Tensor` to us
 
-    def __init__(self, data: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> None:
-        from .ops.creation import asarray
-
-        src = asarray(data, dtype=dtype, device=device)
-        self._data = src._data
-        self._device = src._device
-        self._box = None
-        self._node = None
-        self._out_idx = 0
-        self._requires_grad = False
-        self._retains_grad = False
-        self.grad: Tensor | None = None
-        if requires_grad:
-            self.requires_grad = True
-
     # -- basic properties ----------------------------------------------------------------------
     @property
     def dtype(self) -> DType:
@@ -124,7 +122,7 @@ class Tensor:
         return self._device.backend.lucid_dtype(self._data.dtype)
 
     @property
-    def device(self) -> Any:
+    def device(self) -> Device:
         """The :class:`~lucid_core.Device` holding the data."""
         return self._device
 
@@ -174,20 +172,6 @@ class Tensor:
         return 0 if b is None else b.version
 
     @property
-    def T(self) -> Tensor:  # noqa: N802
-        """The transpose of a 2-D tensor."""
-        if self.ndim != 2:
-            raise ValueError(f"Tensor.T needs a 2-D tensor, got {self.ndim}-D; use mT or permute_dims for batches")
-        return _m.permute_dims(self, (1, 0))
-
-    @property
-    def mT(self) -> Tensor:  # noqa: N802
-        """The last two axes swapped (a batch of matrices transposed)."""
-        if self.ndim < 2:
-            raise ValueError(f"Tensor.mT needs at least 2 dimensions, got {self.ndim}")
-        return _m.matrix_transpose(self)
-
-    @property
     def native(self) -> Any:
         """The backend's own array (shared, not copied)."""
         return self._data
@@ -233,34 +217,6 @@ class Tensor:
         self._retains_grad = True
         self._node._retain = True
 
-    # -- gradient hooks (register_hook) --------------------------------------------------------------
-    def register_hook(self, hook: Any) -> Any:
-        """Call ``hook(grad)`` each time this tensor's gradient is computed; returns a handle with ``remove()``.
-
-        A Tensor returned by the hook replaces the gradient (for later hooks, ``retain_grad``, ``.grad`` of a
-        leaf and everything upstream); None keeps it. Hooks run in the order they were registered, once per
-        backward with the gradient summed over every use of the tensor.
-        """
-        from ._autograd import register_tensor_hook
-
-        return register_tensor_hook(self, hook)
-
-    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
-        """Call ``hook(self)`` each backward, right after this leaf's ``.grad`` is fully accumulated.
-
-        Returns a handle whose ``remove()`` unregisters the hook (PyTorch's semantics; DDP uses it to
-        start a bucket's all-reduce while the rest of backward runs).
-        """
-        from ._autograd import register_post_accumulate_grad_hook
-
-        return register_post_accumulate_grad_hook(self, hook)
-
-    def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
-        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``; frees the graph unless ``retain_graph``."""
-        from ._autograd import run_backward
-
-        run_backward([self], [gradient], create_graph if retain_graph is None else retain_graph, create_graph)
-
     def detach(self) -> Tensor:
         """A view with no graph that shares this tensor's data: a write to either lands in both.
 
@@ -278,10 +234,6 @@ class Tensor:
         self._node = None
         self._requires_grad = False
         return self
-
-    def clone(self) -> Tensor:
-        """A copy with its own storage, recorded in the graph."""
-        return _m.clone(self)
 
     # -- conversion ------------------------------------------------------------------------------
     def item(self) -> Any:
@@ -342,70 +294,34 @@ class Tensor:
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
         if api_version not in (None, "2022.12", "2023.12", "2024.12"):
             raise ValueError(f"lucid_core implements Array API 2024.12, not {api_version!r}")
-        import lucid_core
-
-        return lucid_core
+        # the package namespace itself (always imported before a Tensor can exist); looked up, not
+        # imported, since the package sits above this module
+        return sys.modules["lucid_core"]
 
     def eval(self) -> Tensor:
         """Compute a lazy tensor now (a no-op on eager backends); returns self."""
-        from .backend import evaluate
-
         evaluate((self,))  # a lazy backend may hand back a new array (dask's persist): rebound here
         return self
 
-    def to(self, device: Any = None, dtype: DType | None = None, *, copy: bool = False) -> Tensor:
-        """Move to ``device`` and/or cast to ``dtype`` (``x.to("mlx")``, ``x.to(lucid_core.float64)``).
-
-        The move is an op in the graph: gradients flow back across it.
-        """
-        if isinstance(device, DType):
-            device, dtype = None, device
-        out = self
-        if dtype is not None and dtype is not self.dtype:
-            out = _m.astype(out, dtype)
-        if device is not None:
-            out = _m.to_device(out, device)
-        if copy and out is self:
-            out = self.clone()
-        return out
-
-    def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
-        """Array API spelling of ``to(device)``."""
-        return _m.to_device(self, device)
-
-    def astype(self, dtype: DType, copy: bool = True) -> Tensor:
-        """Alias of :func:`lucid_core.astype`."""
-        return _m.astype(self, dtype, copy=copy)
-
     def float(self) -> Tensor:
         """Cast to float32."""
-        from ._dtypes import float32
-
-        return _m.astype(self, float32)
+        return self.astype(_dt.float32)
 
     def double(self) -> Tensor:
         """Cast to float64."""
-        from ._dtypes import float64
-
-        return _m.astype(self, float64)
+        return self.astype(_dt.float64)
 
     def long(self) -> Tensor:
         """Cast to int64."""
-        from ._dtypes import int64
-
-        return _m.astype(self, int64)
+        return self.astype(_dt.int64)
 
     def int(self) -> Tensor:
         """Cast to int32."""
-        from ._dtypes import int32
-
-        return _m.astype(self, int32)
+        return self.astype(_dt.int32)
 
     def bool(self) -> Tensor:
         """Cast to bool."""
-        from ._dtypes import bool as bool_
-
-        return _m.astype(self, bool_)
+        return self.astype(_dt.bool)
 
     # -- Python protocol ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -443,8 +359,6 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        from ._format import tensor_repr
-
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -454,130 +368,14 @@ class Tensor:
         if self._node is not None:
             raise RuntimeError("deepcopy: only leaf tensors can be deep-copied; use .detach().clone()")
         out = object.__new__(type(self))
-        out._data = self._device.xp.asarray(self._data, copy=True)
-        out._device = self._device
-        out._box = None
-        out._node = None
-        out._out_idx = 0
+        _init_slots(out, self._device.xp.asarray(self._data, copy=True), self._device)
         out._requires_grad = self._requires_grad
-        out._retains_grad = False
         out.grad = None if self.grad is None else self.grad.__deepcopy__(memo)
         memo[id(self)] = out
         return out
 
     def __getstate__(self) -> Any:
         raise TypeError("Tensors are not pickled; save them with lucid_nn.save (safetensors)")
-
-    # -- arithmetic ------------------------------------------------------------------------------
-    def __add__(self, other: Any) -> Tensor:
-        return _binop(_e.Add, self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _rbinop(_e.Add, other, self)
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _binop(_e.Subtract, self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return _rbinop(_e.Subtract, other, self)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _binop(_e.Multiply, self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _rbinop(_e.Multiply, other, self)
-
-    def __truediv__(self, other: Any) -> Tensor:
-        if self._data.dtype in self._device.float_natives:
-            return _binop(_e.Divide, self, other)
-        return _e.divide(self, other)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _e.divide(other, self)
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return _e.floor_divide(self, other)
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return _e.floor_divide(other, self)
-
-    def __mod__(self, other: Any) -> Tensor:
-        return _e.remainder(self, other)
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return _e.remainder(other, self)
-
-    def __pow__(self, other: Any) -> Tensor:
-        return _binop(_e.Pow, self, other)
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return _e.pow(other, self)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return _l.matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return _l.matmul(other, self)
-
-    def __neg__(self) -> Tensor:
-        return _e.negative(self)
-
-    def __pos__(self) -> Tensor:
-        return self
-
-    def __abs__(self) -> Tensor:
-        return _e.abs(self)
-
-    def __invert__(self) -> Tensor:
-        return _e.bitwise_invert(self)
-
-    def __and__(self, other: Any) -> Tensor:
-        return _e.bitwise_and(self, other)
-
-    def __rand__(self, other: Any) -> Tensor:
-        return _e.bitwise_and(other, self)
-
-    def __or__(self, other: Any) -> Tensor:
-        return _e.bitwise_or(self, other)
-
-    def __ror__(self, other: Any) -> Tensor:
-        return _e.bitwise_or(other, self)
-
-    def __xor__(self, other: Any) -> Tensor:
-        return _e.bitwise_xor(self, other)
-
-    def __rxor__(self, other: Any) -> Tensor:
-        return _e.bitwise_xor(other, self)
-
-    def __lshift__(self, other: Any) -> Tensor:
-        return _e.bitwise_left_shift(self, other)
-
-    def __rshift__(self, other: Any) -> Tensor:
-        return _e.bitwise_right_shift(self, other)
-
-    def __rlshift__(self, other: Any) -> Tensor:
-        return _e.bitwise_left_shift(other, self)
-
-    def __rrshift__(self, other: Any) -> Tensor:
-        return _e.bitwise_right_shift(other, self)
-
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _e.equal(self, other)
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _e.not_equal(self, other)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return _e.less(self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return _e.less_equal(self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _e.greater(self, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _e.greater_equal(self, other)
 
     # -- in-place writes ---------------------------------------------------------------------------
     # Every in-place method and operator ends in `_apply_inplace` (or the `_write` fast path): the
@@ -605,8 +403,6 @@ class Tensor:
         as PyTorch does: ``fn`` runs on a stand-in for the tensor as it was, which the edges made
         earlier keep using, and this tensor becomes the op's output (its ``grad_fn``).
         """
-        from ._autograd import _mode
-
         if _mode.enabled and (self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in operands)):
             if self._requires_grad and self._node is None:
                 raise RuntimeError(
@@ -681,8 +477,8 @@ class Tensor:
         write = self._device.backend.inplace
         if write is None:
             return False
-        from ._autograd import _mode
-
+        if op == "divide" and self._data.dtype not in self._device.float_natives:
+            return False  # true division of an integer tensor makes floats: not a write into its memory
         if _mode.enabled and self._requires_grad:
             return False
         if isinstance(other, Tensor):
@@ -701,188 +497,9 @@ class Tensor:
         self._storage().version += 1
         return True
 
-    def __iadd__(self, other: Any) -> Tensor:
-        if self._write("add", other):
-            return self
-        return self._apply_inplace(lambda t: _e.add(t, other), "+=", other)
 
-    def __isub__(self, other: Any) -> Tensor:
-        if self._write("subtract", other):
-            return self
-        return self._apply_inplace(lambda t: _e.subtract(t, other), "-=", other)
-
-    def __imul__(self, other: Any) -> Tensor:
-        if self._write("multiply", other):
-            return self
-        return self._apply_inplace(lambda t: _e.multiply(t, other), "*=", other)
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        if self._data.dtype in self._device.float_natives and self._write("divide", other):
-            return self
-        return self._apply_inplace(lambda t: _e.divide(t, other), "/=", other)
-
-    def __ifloordiv__(self, other: Any) -> Tensor:
-        return self._apply_inplace(lambda t: _e.floor_divide(t, other), "//=", other)
-
-    def __imod__(self, other: Any) -> Tensor:
-        return self._apply_inplace(lambda t: _e.remainder(t, other), "%=", other)
-
-    def __ipow__(self, other: Any) -> Tensor:
-        return self._apply_inplace(lambda t: _e.pow(t, other), "**=", other)
-
-    def __imatmul__(self, other: Any) -> Tensor:
-        return self._apply_inplace(lambda t: _l.matmul(t, other), "@=", other)
-
-    def __iand__(self, other: Any) -> Tensor:
-        return self._apply_inplace(lambda t: _e.bitwise_and(t, other), "&=", other)
-
-    def __ior__(self, other: Any) -> Tensor:
-        return self._apply_inplace(lambda t: _e.bitwise_or(t, other), "|=", other)
-
-    def __ixor__(self, other: Any) -> Tensor:
-        return self._apply_inplace(lambda t: _e.bitwise_xor(t, other), "^=", other)
-
-    def __ilshift__(self, other: Any) -> Tensor:
-        return self._apply_inplace(lambda t: _e.bitwise_left_shift(t, other), "<<=", other)
-
-    def __irshift__(self, other: Any) -> Tensor:
-        return self._apply_inplace(lambda t: _e.bitwise_right_shift(t, other), ">>=", other)
-
-    # PyTorch-style in-place methods (optimizers, init, state-dict loading)
-    def copy_(self, src: Any) -> Tensor:
-        """Overwrite the values with ``src`` (broadcast, cast and moved to this tensor), in place.
-
-        Differentiable with respect to ``src``, as in PyTorch; a write into a detached view (as
-        ``state_dict()`` hands out) lands in the tensor it views.
-        """
-        from .ops.creation import asarray
-
-        src = asarray(src, device=self._device) if not isinstance(src, Tensor) else src
-        if src._device is not self._device:
-            src = _m.to_device(src, self._device)
-        if src.dtype is not self.dtype:
-            src = _m.astype(src, self.dtype)
-        if src.shape != self.shape:
-            try:
-                fits = _m.broadcast_shapes(src.shape, self.shape) == self.shape
-            except ValueError:
-                fits = False
-            if not fits:
-                raise ValueError(f"copy_: a source of shape {src.shape} does not broadcast to shape {self.shape}")
-        if self._write("copy", src):
-            return self
-        return self._apply_inplace(lambda t: _Overwrite.apply(t, src), "copy_", src)
-
-    def zero_(self) -> Tensor:
-        """Set every element to 0, in place."""
-        return self._fill(0, "zero_")
-
-    def fill_(self, value: Any) -> Tensor:
-        """Set every element to ``value`` (a number or a 0-d tensor), in place."""
-        if isinstance(value, Tensor):
-            if value.ndim != 0:
-                raise RuntimeError(f"fill_: the value must be a number or a 0-d tensor, got shape {value.shape}")
-            return self.copy_(value)
-        return self._fill(value, "fill_")
-
-    def _fill(self, value: Any, opname: str) -> Tensor:
-        if type(value) in (int, float) and self._write("copy", value):
-            return self
-        return self._apply_inplace(lambda t: _Overwrite.apply(t, value), opname)
-
-    def add_(self, other: Any, alpha: Any = 1) -> Tensor:
-        """``self += alpha * other`` in place (in the tensor's own memory where the backend allows)."""
-        if self._write("add", other, alpha):
-            return self
-        return self._apply_inplace(
-            lambda t: _e.add(t, other if alpha == 1 else _e.multiply(other, alpha)), "add_", other
-        )
-
-    def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
-        """``self -= alpha * other`` in place."""
-        if self._write("subtract", other, alpha):
-            return self
-        return self._apply_inplace(
-            lambda t: _e.subtract(t, other if alpha == 1 else _e.multiply(other, alpha)), "sub_", other
-        )
-
-    def mul_(self, other: Any) -> Tensor:
-        """``self *= other`` in place."""
-        if self._write("multiply", other):
-            return self
-        return self._apply_inplace(lambda t: _e.multiply(t, other), "mul_", other)
-
-    def div_(self, other: Any) -> Tensor:
-        """``self /= other`` in place."""
-        if self._write("divide", other):
-            return self
-        return self._apply_inplace(lambda t: _e.divide(t, other), "div_", other)
-
-    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        """Clip to [min, max], in place."""
-        return self._apply_inplace(lambda t: _e.clip(t, min, max), "clamp_", min, max)
-
-    # -- indexing ----------------------------------------------------------------------------------
-    def __getitem__(self, key: Any) -> Tensor:
-        return _i.getitem(self, key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        _i.setitem(self, key, value)
-
-    # -- method aliases: PyTorch-style methods (x.sum(dim=1), x.max(dim), x.size()...) are attached by
-    # _tensor_methods.py when the package loads, so they live in one module apart from this class body
-    def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        """Alias of :func:`lucid_core.clip` (``clamp`` too)."""
-        return _e.clip(self, min, max)
-
-
-class Parameter(Tensor):
-    """A leaf tensor that is a model's learnable weight: requires grad by default.
-
-    ``Parameter(tensor)`` shares the tensor's values; modules find their parameters by this type.
-    """
-
-    __slots__ = ()
-
-    def __init__(
-        self, data: Any = None, requires_grad: bool = True, *, dtype: DType | None = None, device: Any = None
-    ) -> None:
-        from .ops.creation import asarray
-
-        if data is None:
-            from .ops.creation import empty
-
-            src = empty((0,), device=device)
-        elif isinstance(data, Tensor):
-            src = data.detach()
-            if dtype is not None or device is not None:
-                src = src.to(device, dtype)
-        else:
-            src = asarray(data, dtype=dtype, device=device)
-            if dtype is None and src.dtype.kind not in "fc" and requires_grad:
-                raise RuntimeError(
-                    f"Parameter: only floating-point data can require grad, got {src.dtype.name}; pass "
-                    "dtype=lucid_core.float32 or requires_grad=False"
-                )
-        self._data = src._data
-        self._device = src._device
-        self._box = None
-        self._node = None
-        self._out_idx = 0
-        self._requires_grad = False
-        self._retains_grad = False
-        self.grad = None
-        self.requires_grad = requires_grad
-
-    def __repr__(self) -> str:
-        return "Parameter containing:\n" + super().__repr__()
-
-    __str__ = __repr__
-
-
-def _new_tensor(data: Any, device: Any) -> Tensor:
-    """Wrap a native array without any checks (the fast path every op takes)."""
-    t = object.__new__(Tensor)
+def _init_slots(t: Tensor, data: Any, device: Device) -> None:
+    """Give ``t`` its slots: ``data`` on ``device``, no graph, no storage box, no grad (the one place they are set)."""
     t._data = data
     t._device = device
     t._box = None
@@ -891,7 +508,23 @@ def _new_tensor(data: Any, device: Any) -> Tensor:
     t._requires_grad = False
     t._retains_grad = False
     t.grad = None
+
+
+def _new_tensor(data: Any, device: Device) -> Tensor:
+    """Wrap a native array without any checks (the fast path every op takes)."""
+    t = object.__new__(Tensor)
+    _init_slots(t, data, device)
     return t
+
+
+def check_tensor(x: Any, name: str) -> Tensor:
+    """``x`` if it is a Tensor, else a TypeError naming the function ``name`` and the type received.
+
+    The one spelling of the "expected a Tensor" check every op and extension makes on its input.
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    return x
 
 
 def _replace_output(node: Any, index: int, t: Tensor) -> None:
@@ -899,15 +532,3 @@ def _replace_output(node: Any, index: int, t: Tensor) -> None:
     outs = list(node.outputs)
     outs[index] = weakref.ref(t)
     node.outputs = outs
-
-
-from ._tensor_methods import attach as _attach_methods  # noqa: E402 - needs the ops above
-from .ops import elementwise as _e  # noqa: E402 - the ops need Tensor defined first
-from .ops import indexing as _i  # noqa: E402
-from .ops import linalg as _l  # noqa: E402
-from .ops import manipulation as _m  # noqa: E402
-from .ops._helpers import binop as _binop  # noqa: E402
-from .ops._helpers import rbinop as _rbinop  # noqa: E402
-from .ops.indexing import Overwrite as _Overwrite  # noqa: E402
-
-_attach_methods()

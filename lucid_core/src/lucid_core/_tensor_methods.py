@@ -22,13 +22,19 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from . import _dtypes as dt
+from . import linalg
 from ._autograd import Function
+from ._registry import resolve_device
 from ._tensor import Tensor
+from ._tensor_operators import _scaled
+from ._tensor_operators import attach as _attach_operators
+from ._typing import DeviceLike, DTypeLike
 from .ops import creation as _c
 from .ops import elementwise as _e
 from .ops import indexing as _i
-from .ops import linalg as _l
 from .ops import manipulation as _m
+from .ops import products as _p
+from .ops import random as _rand
 from .ops import reduction as _r
 from .ops import searching as _s
 from .ops._helpers import normalize_axis
@@ -271,7 +277,7 @@ def roll(self: Tensor, shifts: Any, dims: Any = None) -> Tensor:
 
 # -- reductions --------------------------------------------------------------------------------------------------
 def sum(
-    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = _MISSING,
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: DTypeLike = None, axis: Any = _MISSING,
     keepdims: Any = _MISSING,
 ) -> Tensor:  # fmt: skip
     """Sum over ``dim`` (all axes by default)."""
@@ -279,7 +285,7 @@ def sum(
 
 
 def mean(
-    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = _MISSING,
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: DTypeLike = None, axis: Any = _MISSING,
     keepdims: Any = _MISSING,
 ) -> Tensor:  # fmt: skip
     """Mean over ``dim`` (all axes by default)."""
@@ -288,7 +294,7 @@ def mean(
 
 
 def prod(
-    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = _MISSING,
+    self: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: DTypeLike = None, axis: Any = _MISSING,
     keepdims: Any = _MISSING,
 ) -> Tensor:  # fmt: skip
     """Product over ``dim`` (all axes by default)."""
@@ -395,21 +401,19 @@ def argmin(
     return _s.argmin(self, axis=_dim(dim, axis, "argmin"), keepdims=_keep(keepdim, keepdims))
 
 
-def cumsum(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+def cumsum(self: Tensor, dim: int, *, dtype: DTypeLike = None) -> Tensor:
     """Running sum along ``dim``."""
     return _r.cumulative_sum(self, axis=dim, dtype=dtype)
 
 
-def cumprod(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+def cumprod(self: Tensor, dim: int, *, dtype: DTypeLike = None) -> Tensor:
     """Running product along ``dim``."""
     x = self if dtype is None else _m.astype(self, dtype)
     return _r.cumulative_prod(x, axis=dim)
 
 
-def norm(self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+def norm(self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: DTypeLike = None) -> Tensor:
     """The ``p``-norm over ``dim`` (all elements by default); ``"fro"`` is the 2-norm, ``"nuc"`` the nuclear norm."""
-    from . import linalg
-
     x = self if dtype is None else _m.astype(self, dtype)
     d = _dim(dim, _MISSING, "norm")
     if p == "nuc":
@@ -446,10 +450,6 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
 
 
 # -- element-wise and comparisons ----------------------------------------------------------------------------------
-def _scaled(other: Any, alpha: Any) -> Any:
-    return other if alpha == 1 else _e.multiply(other, alpha)
-
-
 def add(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """``self + alpha * other``."""
     return _e.add(self, _scaled(other, alpha))
@@ -653,13 +653,11 @@ def is_mps(self: Tensor) -> bool:
 
 
 def _same_backend(self: Tensor, kind: str) -> Any:
-    from ._registry import resolve_device
-
     devs = self._device.backend.devices
     return devs[kind] if kind in devs else resolve_device(kind)
 
 
-def cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
+def cuda(self: Tensor, device: DeviceLike = None, non_blocking: bool = False) -> Tensor:
     """Move to the GPU (this backend's, else the first backend with one; see ``"gpu"`` in the device docs)."""
     if self._device.type == "gpu":
         return self
@@ -674,21 +672,27 @@ def cpu(self: Tensor) -> Tensor:
 
 
 # -- new tensors like this one --------------------------------------------------------------------------------------
-def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def new_zeros(
+    self: Tensor, *size: Any, dtype: DTypeLike = None, device: DeviceLike = None, requires_grad: bool = False
+) -> Tensor:
     """Zeros of ``size`` with this tensor's dtype and device (unless given)."""
     return _c.zeros(
         _shape_args(size), dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad
     )
 
 
-def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def new_ones(
+    self: Tensor, *size: Any, dtype: DTypeLike = None, device: DeviceLike = None, requires_grad: bool = False
+) -> Tensor:
     """Ones of ``size`` with this tensor's dtype and device (unless given)."""
     return _c.ones(
         _shape_args(size), dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad
     )
 
 
-def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def new_empty(
+    self: Tensor, *size: Any, dtype: DTypeLike = None, device: DeviceLike = None, requires_grad: bool = False
+) -> Tensor:
     """An uninitialised tensor of ``size`` with this tensor's dtype and device (unless given)."""
     return _c.empty(
         _shape_args(size), dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad
@@ -696,7 +700,13 @@ def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, r
 
 
 def new_full(
-    self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    self: Tensor,
+    size: Any,
+    fill_value: Any,
+    *,
+    dtype: DTypeLike = None,
+    device: DeviceLike = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """``fill_value`` in every element of ``size``, with this tensor's dtype and device (unless given)."""
     return _c.full(
@@ -705,7 +715,7 @@ def new_full(
 
 
 def new_tensor(
-    self: Tensor, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    self: Tensor, data: Any, *, dtype: DTypeLike = None, device: DeviceLike = None, requires_grad: bool = False
 ) -> Tensor:
     """A copy of ``data`` with this tensor's dtype and device (unless given)."""
     return _c.tensor(data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
@@ -714,16 +724,12 @@ def new_tensor(
 # -- random fills (in place, as init code uses them) ----------------------------------------------------------------
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """Fill with samples of N(mean, std²), in place."""
-    from .ops.random import normal
-
-    return self.copy_(normal(mean, std, self.shape, dtype=self.dtype, device=self._device))
+    return self.copy_(_rand.normal(mean, std, self.shape, dtype=self.dtype, device=self._device))
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
     """Fill with samples of U(a, b), in place."""
-    from .ops.random import uniform
-
-    return self.copy_(uniform(a, b, self.shape, dtype=self.dtype, device=self._device))
+    return self.copy_(_rand.uniform(a, b, self.shape, dtype=self.dtype, device=self._device))
 
 
 def _unary(fn: Any) -> Any:
@@ -751,9 +757,9 @@ _UNARY = (
 )  # fmt: skip
 _BINARY = {
     "eq": _e.equal, "ne": _e.not_equal, "lt": _e.less, "le": _e.less_equal, "gt": _e.greater, "ge": _e.greater_equal,
-    "mul": _e.multiply, "pow": _e.pow, "matmul": _l.matmul, "mm": _l.matmul, "bmm": _l.matmul,
+    "mul": _e.multiply, "pow": _e.pow, "matmul": _p.matmul, "mm": _p.matmul, "bmm": _p.matmul,
     "maximum": _e.maximum, "minimum": _e.minimum, "logical_and": _e.logical_and, "logical_or": _e.logical_or,
-    "fmod": _e.remainder, "remainder": _e.remainder, "atan2": _e.atan2, "outer": _l.outer,
+    "fmod": _e.remainder, "remainder": _e.remainder, "atan2": _e.atan2, "outer": _p.outer,
 }  # fmt: skip
 _METHODS = (
     dim, nelement, reshape, view, view_as, reshape_as, contiguous, flatten, unflatten, permute, transpose, t,
@@ -766,7 +772,8 @@ _METHODS = (
 
 
 def attach() -> None:
-    """Put the methods on :class:`Tensor` (done once, when ``lucid_core`` is imported)."""
+    """Put the operators and methods on :class:`Tensor` (done once, from ``lucid_core/__init__.py``)."""
+    _attach_operators()
     for fn in _METHODS:
         setattr(Tensor, fn.__name__, fn)
     for name in _UNARY:

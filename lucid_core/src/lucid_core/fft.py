@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 from . import _dtypes as dt
 from ._autograd import Function
-from ._tensor import Tensor
+from ._tensor import Tensor, check_tensor
+from ._typing import DeviceLike, DTypeLike
 from .ops.complex import real
 from .ops.creation import asarray, zeros
 from .ops.elementwise import conj
@@ -59,8 +60,7 @@ def _fit_all(g: Tensor, axes: Sequence[int], shape: Sequence[int]) -> Tensor:
 
 
 def _check(x: Any, name: str, norm: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"fft.{name}: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, f"fft.{name}")
     if x.dtype.kind not in "fc":
         raise TypeError(f"fft.{name}: expected a floating-point or complex tensor, got {x.dtype.name}")
     if norm not in _DUAL:
@@ -224,14 +224,14 @@ def ihfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "b
     return conj(rfft(x, n=n, axis=axis, norm=_DUAL[norm]))  # type: ignore[arg-type]
 
 
-def _freq_tensor(values: list[float], dtype: Any, device: Any) -> Tensor:
+def _freq_tensor(values: list[float], dtype: DTypeLike, device: DeviceLike) -> Tensor:
     d = dt.default_float if dtype is None else dt.as_dtype(dtype)
     if d.kind != "f":
         raise TypeError(f"fft: frequencies need a real floating-point dtype, got {d.name}")
     return asarray(values, dtype=d, device=device)
 
 
-def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Tensor:
+def fftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """The sample frequencies of an ``n``-point transform with sample spacing ``d``."""
     if not isinstance(n, int) or isinstance(n, builtins.bool) or n <= 0:
         raise ValueError(f"fft.fftfreq: n must be a positive int, got {n!r}")
@@ -239,7 +239,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
     return _freq_tensor([i / (d * n) for i in k], dtype, device)
 
 
-def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Tensor:
+def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """The non-negative sample frequencies of an ``n``-point :func:`rfft`."""
     if not isinstance(n, int) or isinstance(n, builtins.bool) or n <= 0:
         raise ValueError(f"fft.rfftfreq: n must be a positive int, got {n!r}")
@@ -247,8 +247,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
 
 
 def _shift(x: Tensor, axes: int | Sequence[int] | None, sign: int, name: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"fft.{name}: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, f"fft.{name}")
     if axes is None:
         axes = tuple(range(x.ndim))
     elif isinstance(axes, int):

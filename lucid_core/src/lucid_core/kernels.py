@@ -29,7 +29,7 @@ import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .backend import generic_einsum, generic_index_add
+from ._composed import generic_einsum, generic_index_add
 
 Pads = tuple[tuple[int, int], ...]
 

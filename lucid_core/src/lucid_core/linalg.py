@@ -14,13 +14,15 @@ from typing import Any, Literal, NamedTuple
 
 from . import _dtypes as dt
 from ._autograd import Function
-from ._tensor import Tensor
+from ._tensor import Tensor, _new_tensor, check_tensor
+from ._typing import DTypeLike
+from .ops._helpers import binary_operands, expand_reduced, normalize_axes, sum_to
 from .ops.complex import real
-from .ops.creation import eye, zeros_like
+from .ops.creation import eye, tril, zeros_like
 from .ops.elementwise import abs as abs_
 from .ops.elementwise import conj, where
-from .ops.linalg import matmul, outer, tensordot, vecdot
-from .ops.manipulation import astype, expand_dims, matrix_transpose
+from .ops.manipulation import astype, broadcast_to, expand_dims, matrix_transpose
+from .ops.products import matmul, outer, tensordot, vecdot
 from .ops.reduction import max as max_
 from .ops.reduction import min as min_
 from .ops.reduction import sum as sum_
@@ -69,8 +71,7 @@ def _kernel(ctx: Any, name: str) -> Any:
 
 
 def _matrix(x: Any, name: str, square: builtins.bool = False) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"linalg.{name}: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, f"linalg.{name}")
     if x.ndim < 2:
         raise ValueError(f"linalg.{name}: expected a matrix or a stack of matrices, got shape {x.shape}")
     if square and x.shape[-1] != x.shape[-2]:
@@ -97,16 +98,6 @@ def _row(v: Tensor) -> Tensor:
     return expand_dims(v, axis=-2)
 
 
-def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
-    from .ops._helpers import sum_to
-
-    return sum_to(g, shape)
-
-
-def _real_dtype(d: dt.DType) -> dt.DType:
-    return {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(d, d)
-
-
 def _keep(ctx: Any, *natives: Any) -> tuple[Any, ...]:
     """Remember a multi-output op's results: backward may need one the caller dropped."""
     ctx.kept = natives
@@ -115,7 +106,6 @@ def _keep(ctx: Any, *natives: Any) -> tuple[Any, ...]:
 
 def _out(ctx: Any, i: int) -> Tensor:
     """Output ``i`` (graph-connected while alive; a constant rebuilt from the kept array otherwise)."""
-    from ._tensor import _new_tensor
 
     t = ctx.outputs[i]()
     return t if t is not None else _new_tensor(ctx.kept[i], ctx.device)
@@ -216,14 +206,15 @@ class Solve(Function):
         vector = b.ndim == 1
         gb = solve(_mH(a), gx)
         ga = None
-        if a._requires_grad:
+        need_a, need_b = ctx.needs_input_grad
+        if need_a:
             if vector:
                 xc = conj(x) if x.dtype.kind == "c" else x
                 ga = -(_col(gb) * _row(xc))
             else:
                 ga = -matmul(gb, _mH(x))
-            ga = _sum_to(ga, a.shape)
-        return ga, (_sum_to(gb, b.shape) if b._requires_grad else None)
+            ga = sum_to(ga, a.shape)
+        return ga, (sum_to(gb, b.shape) if need_b else None)
 
 
 def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
@@ -254,7 +245,6 @@ class Cholesky(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        from .ops.creation import tril
 
         upper = ctx.inputs[1]
         ll = ctx.output()
@@ -283,7 +273,6 @@ class QR(Function):
 
     @staticmethod
     def backward(ctx, gq, gr):
-        from .ops.creation import tril
 
         x, mode = ctx.inputs
         q, r = _out(ctx, 0), _out(ctx, 1)
@@ -454,14 +443,14 @@ class Cross(Function):
     def backward(ctx, gy):
         a, b, axis = ctx.inputs
         c = (lambda t: conj(t)) if gy.dtype.kind == "c" else (lambda t: t)
-        ga = _sum_to(cross(c(b), gy, axis=axis), a.shape) if a._requires_grad else None
-        gb = _sum_to(cross(gy, c(a), axis=axis), b.shape) if b._requires_grad else None
+        need_a, need_b, _ = ctx.needs_input_grad
+        ga = sum_to(cross(c(b), gy, axis=axis), a.shape) if need_a else None
+        gb = sum_to(cross(gy, c(a), axis=axis), b.shape) if need_b else None
         return ga, gb, None
 
 
 def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     """The cross product of 3-vectors along ``axis`` (other axes broadcast)."""
-    from .ops._helpers import binary_operands
 
     x1, x2 = binary_operands(x1, x2, "cross")
     if not isinstance(x1, Tensor) or not isinstance(x2, Tensor):
@@ -495,7 +484,7 @@ def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
     return sum_(matmul(picked, sel_c) * _eye(length, x), axis=-1, dtype=x.dtype)
 
 
-def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
+def trace(x: Tensor, /, *, offset: int = 0, dtype: DTypeLike = None) -> Tensor:
     """The sum of the ``offset``-th diagonal of each matrix."""
     return sum_(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
@@ -506,8 +495,6 @@ def matrix_power(x: Tensor, n: int, /) -> Tensor:
     if not isinstance(n, int) or isinstance(n, builtins.bool):
         raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
     if n == 0:
-        from .ops.manipulation import broadcast_to
-
         return broadcast_to(eye(x.shape[-1], dtype=x.dtype, device=x.device), x.shape) * 1
     base = inv(x) if n < 0 else x
     n = abs(n)
@@ -535,7 +522,6 @@ class _Norm2(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        from .ops._helpers import expand_reduced
 
         x, axes, keepdims = ctx.inputs
         y = ctx.output()
@@ -555,7 +541,6 @@ def vector_norm(
     ord: float = 2,  # noqa: A002
 ) -> Tensor:
     """The ``ord``-norm over ``axis`` (all axes by default); ``ord`` in ``inf``, ``-inf``, 0 or any nonzero p."""
-    from .ops._helpers import normalize_axes
 
     if not isinstance(x, Tensor) or x.dtype.kind not in "fc":
         raise TypeError(f"linalg.vector_norm: expected a floating-point Tensor, got {getattr(x, 'dtype', x)!r}")

@@ -7,15 +7,17 @@ from typing import Any
 
 from .. import _dtypes as dt
 from .._tensor import Tensor
+from . import creation as _c
+from . import manipulation as _m
+from . import reduction as _r
 
 SCALAR_TYPES = (bool, int, float, complex)
 
 
 def as_tensor_like(value: Any, like: Tensor) -> Tensor:
     """Make ``value`` (a list, a native array, ...) a Tensor on ``like``'s device."""
-    from .creation import asarray
 
-    return asarray(value, device=like._device)
+    return _c.asarray(value, device=like._device)
 
 
 def binary_operands(a: Any, b: Any, name: str) -> tuple[Any, Any]:
@@ -49,9 +51,7 @@ def _with_scalar(t: Tensor, s: Any) -> Tensor:
     if type(s) is float or type(s) is complex or (type(s) is int and t._data.dtype == _bool_native(t)):
         target = dt.promote_with_scalar(t.dtype, s)
         if target is not t.dtype:
-            from .manipulation import astype
-
-            return astype(t, target)
+            return _m.astype(t, target)
     return t
 
 
@@ -60,31 +60,28 @@ def _bool_native(t: Tensor) -> Any:
 
 
 def _promote_tensors(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
-    from .manipulation import astype
 
     if a._device is not b._device:
         return a, b  # Function.apply reports the device mismatch
     target = dt.result_type(a.dtype, b.dtype)
     if a.dtype is not target:
-        a = astype(a, target)
+        a = _m.astype(a, target)
     if b.dtype is not target:
-        b = astype(b, target)
+        b = _m.astype(b, target)
     return a, b
 
 
 def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum ``g`` down to ``shape``: undoes broadcasting in backward (differentiable)."""
-    from .manipulation import reshape
-    from .reduction import sum as sum_
 
     gshape = tuple(g._data.shape)
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
-    out = sum_(g, axis=axes) if axes else g
+    out = _r.sum(g, axis=axes) if axes else g
     if tuple(out._data.shape) != shape:
-        out = reshape(out, shape)
+        out = _m.reshape(out, shape)
     return out
 
 
@@ -125,14 +122,13 @@ def normalize_axes(axis: Any, ndim: int, name: str) -> tuple[int, ...]:
 
 def expand_reduced(g: Tensor, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Tensor:
     """Broadcast a reduction's gradient back to the input ``shape``."""
-    from .manipulation import broadcast_to, reshape
 
     if not keepdims and axes:
         kept = list(shape)
         for a in axes:
             kept[a] = 1
-        g = reshape(g, tuple(kept))
-    return broadcast_to(g, shape)
+        g = _m.reshape(g, tuple(kept))
+    return _m.broadcast_to(g, shape)
 
 
 def binop(cls: Any, a: Tensor, b: Any) -> Tensor:

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from .._autograd import Function
-from .._tensor import Tensor
+from .._tensor import Tensor, check_tensor
+from . import creation as _c
+from . import manipulation as _m
 
 __all__ = ["real", "imag"]
-
-
-def _check(x: object, name: str) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
 
 
 class Real(Function):
@@ -22,9 +19,8 @@ class Real(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        from .manipulation import astype
 
-        return astype(gy, ctx.inputs[0].dtype)
+        return _m.astype(gy, ctx.inputs[0].dtype)
 
 
 class Imag(Function):
@@ -36,14 +32,13 @@ class Imag(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        from .manipulation import astype
 
-        return astype(gy, ctx.inputs[0].dtype) * 1j
+        return _m.astype(gy, ctx.inputs[0].dtype) * 1j
 
 
 def real(x: Tensor, /) -> Tensor:
     """The real part of each element (a real dtype of the same precision); real inputs come back as they are."""
-    _check(x, "real")
+    check_tensor(x, "real")
     if x.dtype.kind != "c":
         return x
     return Real.apply(x)
@@ -51,11 +46,9 @@ def real(x: Tensor, /) -> Tensor:
 
 def imag(x: Tensor, /) -> Tensor:
     """The imaginary part of each element (a real dtype of the same precision); zeros for real inputs."""
-    _check(x, "imag")
+    check_tensor(x, "imag")
     if x.dtype.kind != "c":
-        from .creation import zeros_like
-
         if x.dtype.kind not in "fc":
             raise TypeError(f"imag: expected a floating-point tensor, got {x.dtype.name}")
-        return zeros_like(x)
+        return _c.zeros_like(x)
     return Imag.apply(x)

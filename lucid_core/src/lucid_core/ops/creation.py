@@ -8,9 +8,11 @@ from typing import Any, NoReturn
 
 from .. import _dtypes as dt
 from .._autograd import Function
-from .._registry import _state, resolve_device
-from .._tensor import Tensor, _new_tensor
+from .._registry import _state, default_device, resolve_device
+from .._tensor import Tensor, _new_tensor, check_tensor
+from .._typing import DeviceLike, DTypeLike
 from ..backend import Device
+from . import manipulation as _m
 
 __all__ = [
     "asarray", "tensor", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
@@ -88,7 +90,13 @@ def _native_owner(obj: Any) -> Any:
 
 
 def asarray(
-    obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None, requires_grad: bool = False
+    obj: Any,
+    /,
+    *,
+    dtype: DTypeLike = None,
+    device: DeviceLike = None,
+    copy: bool | None = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """A Tensor from a Tensor, a native array, a DLPack/buffer object, or (nested) Python scalars.
 
@@ -97,21 +105,19 @@ def asarray(
     """
     target = None if dtype is None else dt.as_dtype(dtype)
     if isinstance(obj, Tensor):
-        from .manipulation import astype, clone, to_device
-
         out = obj
         if device is not None:
             dev = resolve_device(device)
             if dev is not out._device:
                 if copy is False:
                     raise ValueError(f"asarray: copy=False, but moving from {out.device} to {dev} needs a copy")
-                out = to_device(out, dev)
+                out = _m.to_device(out, dev)
         if target is not None and target is not out.dtype:
             if copy is False:
                 raise ValueError(f"asarray: copy=False, but casting {out.dtype.name} to {target.name} needs a copy")
-            out = astype(out, target)
+            out = _m.astype(out, target)
         if copy and out is obj:
-            out = clone(obj)
+            out = _m.clone(obj)
     else:
         dev = None if device is None else resolve_device(device)
         owner = _native_owner(obj)
@@ -128,8 +134,6 @@ def asarray(
                     data = dev.xp.astype(data, dev.backend.native_dtype(target))
         else:
             if dev is None:
-                from .._registry import default_device
-
                 dev = default_device()
             if isinstance(obj, (list, tuple)) or not _holds_numbers(obj):
                 inferred = _infer_dtype(obj)  # raises for data with no Lucid dtype
@@ -174,7 +178,9 @@ def _tensors_to_lists(obj: Any) -> Any:
     return obj
 
 
-def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+def tensor(
+    data: Any, *, dtype: DTypeLike = None, device: DeviceLike = None, requires_grad: builtins.bool = False
+) -> Tensor:
     """A new tensor that owns a copy of ``data`` (PyTorch's ``torch.tensor``)."""
     out = asarray(data, dtype=dtype, device=device, copy=True)
     if isinstance(data, Tensor):
@@ -222,14 +228,15 @@ def _shape_arg(shape: Any, dims: tuple[Any, ...], name: str) -> tuple[int, ...]:
     return _shape((shape, *dims), name)
 
 
-def _dev_dtype(dtype: Any, device: Any, default: dt.DType = dt.default_float) -> tuple[Device, dt.DType]:
-    from .._registry import default_device
+def _dev_dtype(dtype: DTypeLike, device: DeviceLike, default: dt.DType = dt.default_float) -> tuple[Device, dt.DType]:
 
     dev = default_device() if device is None else resolve_device(device)
     return dev, default if dtype is None else dt.as_dtype(dtype)
 
 
-def _filled(kind: str, shape: tuple[int, ...], dtype: Any, device: Any, requires_grad: builtins.bool) -> Tensor:
+def _filled(
+    kind: str, shape: tuple[int, ...], dtype: DTypeLike, device: DeviceLike, requires_grad: builtins.bool
+) -> Tensor:
     dev, d = _dev_dtype(dtype, device)
     native = dev.backend.native_dtype(d)
     data = getattr(dev.xp, kind)(shape, dtype=native)
@@ -240,28 +247,45 @@ def _filled(kind: str, shape: tuple[int, ...], dtype: Any, device: Any, requires
 
 
 def zeros(
-    shape: Any = None, *dims: int, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    shape: Any = None,
+    *dims: int,
+    dtype: DTypeLike = None,
+    device: DeviceLike = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """A tensor of zeros (``zeros((2, 3))``, ``zeros(shape=(2, 3))`` or ``zeros(2, 3)``)."""
     return _filled("zeros", _shape_arg(shape, dims, "zeros"), dtype, device, requires_grad)
 
 
 def ones(
-    shape: Any = None, *dims: int, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    shape: Any = None,
+    *dims: int,
+    dtype: DTypeLike = None,
+    device: DeviceLike = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """A tensor of ones (the shape as in :func:`zeros`)."""
     return _filled("ones", _shape_arg(shape, dims, "ones"), dtype, device, requires_grad)
 
 
 def empty(
-    shape: Any = None, *dims: int, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    shape: Any = None,
+    *dims: int,
+    dtype: DTypeLike = None,
+    device: DeviceLike = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """An uninitialised tensor (its values are whatever the backend leaves)."""
     return _filled("empty", _shape_arg(shape, dims, "empty"), dtype, device, requires_grad)
 
 
 def full(
-    shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    shape: Any,
+    fill_value: Any,
+    *,
+    dtype: DTypeLike = None,
+    device: DeviceLike = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """A tensor filled with ``fill_value`` (its dtype inferred from the value when not given)."""
     shape = _shape(shape, "full")
@@ -277,13 +301,10 @@ def full(
     return t
 
 
-def _like(x: Tensor, name: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
-    return x
+_like = check_tensor  # the ``*_like`` functions' input
 
 
-def zeros_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+def zeros_like(x: Tensor, /, *, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """Zeros with ``x``'s shape, dtype and device."""
     _like(x, "zeros_like")
     if dtype is None and device is None:
@@ -291,7 +312,7 @@ def zeros_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor
     return zeros(x.shape, dtype=dtype or x.dtype, device=device or x._device)
 
 
-def ones_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+def ones_like(x: Tensor, /, *, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """Ones with ``x``'s shape, dtype and device."""
     _like(x, "ones_like")
     if dtype is None and device is None:
@@ -299,13 +320,13 @@ def ones_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
     return ones(x.shape, dtype=dtype or x.dtype, device=device or x._device)
 
 
-def empty_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+def empty_like(x: Tensor, /, *, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """Uninitialised, with ``x``'s shape, dtype and device."""
     _like(x, "empty_like")
     return empty(x.shape, dtype=dtype or x.dtype, device=device or x._device)
 
 
-def full_like(x: Tensor, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+def full_like(x: Tensor, /, fill_value: Any, *, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """``fill_value`` everywhere, with ``x``'s shape, dtype and device."""
     _like(x, "full_like")
     return full(x.shape, fill_value, dtype=dtype or x.dtype, device=device or x._device)
@@ -316,7 +337,9 @@ def _plain_int(v: Any) -> Any:
     return int(v) if isinstance(v, int) and type(v) is not int and not isinstance(v, builtins.bool) else v
 
 
-def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Tensor:
+def arange(
+    start: Any, /, stop: Any = None, step: Any = 1, *, dtype: DTypeLike = None, device: DeviceLike = None
+) -> Tensor:
     """Evenly spaced values in [start, stop); ints give int64, floats the default float."""
     if stop is None:
         start, stop = 0, start
@@ -330,7 +353,14 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
 
 
 def linspace(
-    start: float, stop: float, /, num: int, *, dtype: Any = None, device: Any = None, endpoint: builtins.bool = True
+    start: float,
+    stop: float,
+    /,
+    num: int,
+    *,
+    dtype: DTypeLike = None,
+    device: DeviceLike = None,
+    endpoint: builtins.bool = True,
 ) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop``."""
     num = _plain_int(num)
@@ -340,7 +370,9 @@ def linspace(
     return _new_tensor(dev.xp.linspace(start, stop, num, dtype=dev.backend.native_dtype(d), endpoint=endpoint), dev)
 
 
-def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Tensor:
+def eye(
+    n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DTypeLike = None, device: DeviceLike = None
+) -> Tensor:
     """A 2-D tensor with ones on diagonal ``k``."""
     dev, d = _dev_dtype(dtype, device)
     n_rows, n_cols, k = _plain_int(n_rows), _plain_int(n_cols), _plain_int(k)
@@ -384,13 +416,12 @@ def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
     return Triu.apply(x, k)
 
 
-def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> Tensor:
+def from_dlpack(x: Any, /, *, device: DeviceLike = None, copy: builtins.bool | None = None) -> Tensor:
     """A tensor sharing memory with any object that implements ``__dlpack__``."""
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
     if isinstance(x, Tensor):
         return asarray(x, device=device, copy=copy)
-    from .._registry import default_device
 
     dev = default_device() if device is None else resolve_device(device)
     return _new_tensor(dev.backend.canonical(dev.xp.from_dlpack(x)), dev)
@@ -398,7 +429,6 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
 
 def meshgrid(*arrays: Tensor, indexing: str = "xy") -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors (``indexing="xy"`` or ``"ij"``), as a tuple (2025.12, PyTorch)."""
-    from .manipulation import broadcast_to, reshape
 
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
@@ -413,5 +443,5 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> tuple[Tensor, ...]:
             pos = 1 - i
         shape = [1] * n
         shape[pos] = a.size
-        out.append(broadcast_to(reshape(a, shape), tuple(sizes)))
+        out.append(_m.broadcast_to(_m.reshape(a, shape), tuple(sizes)))
     return tuple(out)

@@ -7,6 +7,7 @@ gradient ``gy`` (written in Lucid ops, so it is differentiable again).
 
 from __future__ import annotations
 
+import cmath
 import math
 from collections.abc import Callable
 from typing import Any
@@ -14,8 +15,10 @@ from typing import Any
 from .. import _dtypes as dt
 from .. import kernels
 from .._autograd import Function
-from .._tensor import Tensor
-from ._helpers import binary_operands, unbroadcast
+from .._tensor import Tensor, check_tensor
+from . import _helpers as _h
+from . import creation as _c
+from . import manipulation as _m
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow", "negative", "positive",
@@ -43,7 +46,7 @@ class Add(Function):
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
-        return unbroadcast(gy, a), unbroadcast(gy, b)
+        return _h.unbroadcast(gy, a), _h.unbroadcast(gy, b)
 
 
 class Subtract(Function):
@@ -57,8 +60,8 @@ class Subtract(Function):
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
-        gb = unbroadcast(gy, b)
-        return unbroadcast(gy, a), (None if gb is None else -gb)
+        gb = _h.unbroadcast(gy, b)
+        return _h.unbroadcast(gy, a), (None if gb is None else -gb)
 
 
 class Multiply(Function):
@@ -73,8 +76,9 @@ class Multiply(Function):
         a, b = ctx.inputs
         # PyTorch's convention for complex: gy * conj(b) and gy * conj(a)
         ca, cb = (conj_if_complex(a), conj_if_complex(b)) if is_complex(gy) else (a, b)
-        ga = unbroadcast(gy * cb, a) if isinstance(a, Tensor) and a._requires_grad else None
-        gb = unbroadcast(gy * ca, b) if isinstance(b, Tensor) and b._requires_grad else None
+        need_a, need_b = ctx.needs_input_grad
+        ga = _h.unbroadcast(gy * cb, a) if need_a else None
+        gb = _h.unbroadcast(gy * ca, b) if need_b else None
         return ga, gb
 
 
@@ -88,13 +92,14 @@ class Divide(Function):
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
+        need_a, need_b = ctx.needs_input_grad
         if is_complex(gy):
             cb = conj_if_complex(b)
-            ga = unbroadcast(gy / cb, a) if isinstance(a, Tensor) and a._requires_grad else None
-            gb = unbroadcast(-gy * conj(ctx.output()) / cb, b) if isinstance(b, Tensor) and b._requires_grad else None
+            ga = _h.unbroadcast(gy / cb, a) if need_a else None
+            gb = _h.unbroadcast(-gy * conj(ctx.output()) / cb, b) if need_b else None
             return ga, gb
-        ga = unbroadcast(gy / b, a) if isinstance(a, Tensor) and a._requires_grad else None
-        gb = unbroadcast(-gy * ctx.output() / b, b) if isinstance(b, Tensor) and b._requires_grad else None
+        ga = _h.unbroadcast(gy / b, a) if need_a else None
+        gb = _h.unbroadcast(-gy * ctx.output() / b, b) if need_b else None
         return ga, gb
 
 
@@ -108,10 +113,11 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
+        need_a, need_b = ctx.needs_input_grad
         if is_complex(gy):
-            return _complex_pow_grad(a, b, ctx.output(), gy)
+            return _complex_pow_grad(a, b, ctx.output(), gy, need_a, need_b)
         ga = gb = None
-        if isinstance(a, Tensor) and a._requires_grad:
+        if need_a:
             if not isinstance(b, Tensor):
                 # d(a**b)/da = b * a**(b-1), and 0 for b == 0 (not 0 * inf at a == 0)
                 if b == 0:
@@ -120,34 +126,32 @@ class Pow(Function):
                     ga = gy * 2 * a if b == 2 else gy * b * a ** (b - 1)
             else:
                 # 0 at a == b == 0, where b * a**(b-1) would be 0 * inf
-                ga = unbroadcast(where(equal(a, 0) & equal(b, 0), 0.0, gy * b * a ** (b - 1)), a)
-        if isinstance(b, Tensor) and b._requires_grad:
+                ga = _h.unbroadcast(where(equal(a, 0) & equal(b, 0), 0.0, gy * b * a ** (b - 1)), a)
+        if need_b:
             # d(a**b)/db = a**b * log(a), taken as 0 where a == 0 and b >= 0 (as PyTorch does)
             y = ctx.output()
             if isinstance(a, Tensor):
                 safe = where(equal(a, 0) & greater_equal(b, 0), 0.0, y * log(where(equal(a, 0), 1.0, a)))
             else:
                 safe = y * math.log(a) if a != 0 else where(greater_equal(b, 0), 0.0, y * -math.inf)
-            gb = unbroadcast(gy * safe, b)
+            gb = _h.unbroadcast(gy * safe, b)
         return ga, gb
 
 
-def _complex_pow_grad(a: Any, b: Any, y: Tensor, gy: Tensor) -> tuple[Any, Any]:
+def _complex_pow_grad(a: Any, b: Any, y: Tensor, gy: Tensor, need_a: bool, need_b: bool) -> tuple[Any, Any]:
     """Gradients of ``a ** b`` for complex operands: ``gy * conj(b a**(b-1))`` and ``gy * conj(y log a)``."""
     ga = gb = None
-    if isinstance(a, Tensor) and a._requires_grad:
+    if need_a:
         if isinstance(b, Tensor):
-            ga = unbroadcast(where(equal(a, 0) & equal(b, 0), 0.0, gy * conj(b * a ** (b - 1))), a)
+            ga = _h.unbroadcast(where(equal(a, 0) & equal(b, 0), 0.0, gy * conj(b * a ** (b - 1))), a)
         else:
             ga = gy * 0.0 if b == 0 else gy * conj_if_complex(b * a ** (b - 1))
-    if isinstance(b, Tensor) and b._requires_grad:
+    if need_b:
         if isinstance(a, Tensor):
             safe = where(equal(a, 0), 0.0, y * log(where(equal(a, 0), 1.0, a)))
         else:
-            import cmath
-
             safe = y * cmath.log(a) if a != 0 else y * 0.0
-        gb = unbroadcast(gy * conj(safe), b)
+        gb = _h.unbroadcast(gy * conj(safe), b)
     return ga, gb
 
 
@@ -178,7 +182,7 @@ class _NoGrad(Function):
 
 
 def _binary(cls: type[Function], a: Any, b: Any) -> Tensor:
-    a, b = binary_operands(a, b, cls.__name__.lower())
+    a, b = _h.binary_operands(a, b, cls.__name__.lower())
     return cls.apply(a, b)
 
 
@@ -199,15 +203,13 @@ def multiply(x1: Any, x2: Any, /) -> Tensor:
 
 def divide(x1: Any, x2: Any, /) -> Tensor:
     """True division; integer operands give the default float dtype (as in PyTorch)."""
-    x1, x2 = binary_operands(x1, x2, "divide")
+    x1, x2 = _h.binary_operands(x1, x2, "divide")
     ref = x1 if isinstance(x1, Tensor) else x2
     if ref.dtype.kind not in "fc":
-        from .manipulation import astype
-
         if isinstance(x1, Tensor):
-            x1 = astype(x1, dt.default_float)
+            x1 = _m.astype(x1, dt.default_float)
         if isinstance(x2, Tensor):
-            x2 = astype(x2, dt.default_float)
+            x2 = _m.astype(x2, dt.default_float)
     return Divide.apply(x1, x2)
 
 
@@ -339,8 +341,8 @@ def _unary(
     apply = cls.apply
 
     def op(x: Tensor, /) -> Tensor:
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{kernel}: expected a Tensor, got {type(x).__name__}")
+        if not isinstance(x, Tensor):  # inline: the hot path pays no call
+            check_tensor(x, kernel)
         return apply(x)
 
     op.__name__ = op.__qualname__ = kernel
@@ -355,9 +357,8 @@ def _acosh_slope(x: Tensor) -> Tensor:
 
 
 def _zero(x: Tensor, y: Tensor, gy: Tensor) -> Tensor:
-    from .creation import zeros_like
 
-    return zeros_like(gy)
+    return _c.zeros_like(gy)
 
 
 def _with_imag_sign(xp: Any, value: Any, im: Any) -> Any:
@@ -477,44 +478,35 @@ def erf(x: Tensor, /) -> Tensor:
 
 
 class Maximum(Function):
+    """``maximum(a, b)``; where ``a`` and ``b`` tie, each gets half the gradient (as PyTorch does).
+
+    :class:`Minimum` is the same op with the comparison turned round.
+    """
+
     native = True
+    xp_name = "maximum"  # the namespace function of the forward
+    # where ``a`` is picked (a lambda: the comparisons are defined further down this module)
+    wins: Callable[[Any, Any], Tensor] = staticmethod(lambda a, b: greater(a, b))
 
     @staticmethod
     def forward(ctx, a, b):
-        return ctx.xp.maximum(a, b)
+        return getattr(ctx.xp, ctx.xp_name)(a, b)
 
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
-        # ties share the gradient equally, as PyTorch does
-        ga = gb = None
-        if isinstance(a, Tensor) and a._requires_grad:
-            ga = unbroadcast(gy * (where(greater(a, b), 1.0, 0.0) + where(equal(a, b), 0.5, 0.0)), a)
-        if isinstance(b, Tensor) and b._requires_grad:
-            gb = unbroadcast(gy * (where(less(a, b), 1.0, 0.0) + where(equal(a, b), 0.5, 0.0)), b)
+        need_a, need_b = ctx.needs_input_grad
+        tie = where(equal(a, b), 0.5, 0.0)
+        ga = _h.unbroadcast(gy * (where(ctx.wins(a, b), 1.0, 0.0) + tie), a) if need_a else None
+        gb = _h.unbroadcast(gy * (where(ctx.wins(b, a), 1.0, 0.0) + tie), b) if need_b else None
         return ga, gb
 
 
-class Minimum(Function):
-    native = True
+class Minimum(Maximum):
+    """``minimum(a, b)``: :class:`Maximum` with ``less`` picking the operand."""
 
-    @staticmethod
-    def forward(ctx, a, b):
-        return ctx.xp.minimum(a, b)
-
-    @staticmethod
-    def backward(ctx, gy):
-        a, b = ctx.inputs
-        ga = gb = None
-        if isinstance(a, Tensor) and a._requires_grad:
-            ga = unbroadcast(gy * (where(less(a, b), 1.0, 0.0) + where(equal(a, b), 0.5, 0.0)), a)
-        if isinstance(b, Tensor) and b._requires_grad:
-            gb = unbroadcast(gy * (where(greater(a, b), 1.0, 0.0) + where(equal(a, b), 0.5, 0.0)), b)
-        return ga, gb
-
-
-def _scalar_array(ctx: Any, value: Any, like: Any) -> Any:
-    return ctx.xp.asarray(value, dtype=like.dtype) if not hasattr(value, "shape") else value
+    xp_name = "minimum"
+    wins = staticmethod(lambda a, b: less(a, b))
 
 
 class Atan2(Function):
@@ -528,7 +520,7 @@ class Atan2(Function):
     def backward(ctx, gy):
         a, b = ctx.inputs
         denom = a * a + b * b
-        return unbroadcast(gy * b / denom, a), unbroadcast(-gy * a / denom, b)
+        return _h.unbroadcast(gy * b / denom, a), _h.unbroadcast(-gy * a / denom, b)
 
 
 class Hypot(Function):
@@ -542,7 +534,7 @@ class Hypot(Function):
     def backward(ctx, gy):
         a, b = ctx.inputs
         y = ctx.output()
-        return unbroadcast(gy * a / y, a), unbroadcast(gy * b / y, b)
+        return _h.unbroadcast(gy * a / y, a), _h.unbroadcast(gy * b / y, b)
 
 
 class Logaddexp(Function):
@@ -556,7 +548,7 @@ class Logaddexp(Function):
     def backward(ctx, gy):
         a, b = ctx.inputs
         y = ctx.output()
-        return unbroadcast(gy * exp(a - y), a), unbroadcast(gy * exp(b - y), b)
+        return _h.unbroadcast(gy * exp(a - y), a), _h.unbroadcast(gy * exp(b - y), b)
 
 
 class Copysign(Function):
@@ -569,10 +561,10 @@ class Copysign(Function):
     @staticmethod
     def backward(ctx, gy):
         a = ctx.inputs[0]
-        if not (isinstance(a, Tensor) and a._requires_grad):
+        if not ctx.needs_input_grad[0]:
             return None, None  # the sign source x2 gets no gradient
         y = ctx.output()
-        ga = unbroadcast(gy * where(equal(a, 0), 0.0, y / where(equal(a, 0), 1.0, a)), a)
+        ga = _h.unbroadcast(gy * where(equal(a, 0), 0.0, y / where(equal(a, 0), 1.0, a)), a)
         return ga, None
 
 
@@ -637,23 +629,20 @@ class Clip(Function):
             m = less_equal(x, hi)
             inside = m if inside is None else logical_and(inside, m)
         gx = gy if inside is None else where(inside, gy, 0.0)
-        glo = unbroadcast(where(less(x, lo), gy, 0.0), lo) if isinstance(lo, Tensor) else None
-        ghi = unbroadcast(where(greater(x, hi), gy, 0.0), hi) if isinstance(hi, Tensor) else None
-        return unbroadcast(gx, x), glo, ghi
+        glo = _h.unbroadcast(where(less(x, lo), gy, 0.0), lo) if isinstance(lo, Tensor) else None
+        ghi = _h.unbroadcast(where(greater(x, hi), gy, 0.0), hi) if isinstance(hi, Tensor) else None
+        return _h.unbroadcast(gx, x), glo, ghi
 
 
 def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """Clamp ``x`` to [min, max]; the gradient passes where min <= x <= max."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"clip: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, "clip")
     if min is not None and not isinstance(min, (Tensor, int, float)):
         raise TypeError(f"clip: min must be a number or a Tensor, got {type(min).__name__}")
     if max is not None and not isinstance(max, (Tensor, int, float)):
         raise TypeError(f"clip: max must be a number or a Tensor, got {type(max).__name__}")
     if x.dtype.kind not in "fc" and (type(min) is float or type(max) is float):
-        from .manipulation import astype
-
-        x = astype(x, dt.default_float)
+        x = _m.astype(x, dt.default_float)
     return Clip.apply(x, min, max)
 
 
@@ -667,8 +656,9 @@ class Where(Function):
     @staticmethod
     def backward(ctx, gy):
         cond, a, b = ctx.inputs
-        ga = unbroadcast(where(cond, gy, 0.0), a) if isinstance(a, Tensor) and a._requires_grad else None
-        gb = unbroadcast(where(cond, 0.0, gy), b) if isinstance(b, Tensor) and b._requires_grad else None
+        _, need_a, need_b = ctx.needs_input_grad
+        ga = _h.unbroadcast(where(cond, gy, 0.0), a) if need_a else None
+        gb = _h.unbroadcast(where(cond, 0.0, gy), b) if need_b else None
         return None, ga, gb
 
 
@@ -679,12 +669,10 @@ def where(condition: Tensor, x1: Any, x2: Any, /) -> Tensor:
     if condition.dtype is not dt.bool:
         raise TypeError(f"where: condition must be a bool tensor, got {condition.dtype.name}")
     if isinstance(x1, Tensor) or isinstance(x2, Tensor):
-        x1, x2 = binary_operands(x1, x2, "where")
+        x1, x2 = _h.binary_operands(x1, x2, "where")
     else:
-        from .creation import asarray
-
-        x1 = asarray(x1, device=condition.device)
-        x1, x2 = binary_operands(x1, x2, "where")
+        x1 = _c.asarray(x1, device=condition.device)
+        x1, x2 = _h.binary_operands(x1, x2, "where")
     return Where.apply(condition, x1, x2)
 
 
@@ -758,9 +746,9 @@ class Remainder(Function):
     def backward(ctx, gy):
         a, b = ctx.inputs
         gb = None
-        if isinstance(b, Tensor) and b._requires_grad:
-            gb = unbroadcast(-gy * floor(a / b), b)
-        return unbroadcast(gy, a), gb
+        if ctx.needs_input_grad[1]:
+            gb = _h.unbroadcast(-gy * floor(a / b), b)
+        return _h.unbroadcast(gy, a), gb
 
 
 def remainder(x1: Any, x2: Any, /) -> Tensor:

@@ -12,7 +12,10 @@ from .. import _dtypes as dt
 from .. import kernels
 from .._autograd import Function, _mode
 from .._tensor import Tensor
-from ._helpers import sum_to
+from ..backend import Device
+from . import _helpers as _h
+from . import creation as _c
+from . import manipulation as _m
 
 __all__ = ["getitem", "setitem", "take", "take_along_axis"]
 
@@ -96,7 +99,7 @@ def _mask_key(x: Tensor, out: list[Any], masks: list[int]) -> list[Any]:
     return spelled
 
 
-def write_native(device: Any, array: Any, key: Any, value: Any, advanced: bool = False) -> Any:
+def write_native(device: Device, array: Any, key: Any, value: Any, advanced: bool = False) -> Any:
     """``array[key] = value`` through the ``setitem`` kernel (native, or the composed default); the result array.
 
     A library with immutable arrays (JAX) must register ``kernels["setitem"](array, key, value)``
@@ -205,11 +208,12 @@ class SetItem(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x, key, advanced, value = ctx.inputs
-        gx = SetItem.apply(g, key, advanced, 0.0) if x._requires_grad else None
+        _, key, advanced, value = ctx.inputs
+        need_x, _, _, need_value = ctx.needs_input_grad
+        gx = SetItem.apply(g, key, advanced, 0.0) if need_x else None
         gv = None
-        if isinstance(value, Tensor) and value._requires_grad:
-            gv = sum_to(GetItem.apply(g, key, advanced), value.shape)
+        if need_value:
+            gv = _h.sum_to(GetItem.apply(g, key, advanced), value.shape)
         return gx, None, None, gv
 
 
@@ -233,8 +237,8 @@ class Overwrite(Function):
     @staticmethod
     def backward(ctx, g):
         value = ctx.inputs[1]
-        if isinstance(value, Tensor) and value._requires_grad:
-            return None, sum_to(g, value.shape)
+        if ctx.needs_input_grad[1]:
+            return None, _h.sum_to(g, value.shape)
         return None, None
 
 
@@ -250,9 +254,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         if value._device is not x._device:
             raise RuntimeError(f"setitem: value is on {value.device} but the tensor is on {x.device}")
         if value._data.dtype != x._data.dtype:
-            from .manipulation import astype
-
-            value = astype(value, x.dtype)
+            value = _m.astype(value, x.dtype)
         if _mode.enabled and (x._requires_grad or value._requires_grad):
             x._apply_inplace(lambda t: SetItem.apply(t, nkey, advanced, value), "setitem", value)
             return
@@ -267,30 +269,23 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
 
 def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:
     """Elements at integer ``indices`` along ``axis`` (flattened when None)."""
-    from ._helpers import normalize_axis
-    from .manipulation import reshape
 
     if axis is None:
         if x.ndim != 1:
-            x = reshape(x, (-1,))
+            x = _m.reshape(x, (-1,))
         axis = 0
-    ax = normalize_axis(axis, x.ndim, "take")
+    ax = _h.normalize_axis(axis, x.ndim, "take")
     if not isinstance(indices, Tensor):
-        from .creation import asarray
-
-        indices = asarray(indices, dtype=dt.int64, device=x.device)
+        indices = _c.asarray(indices, dtype=dt.int64, device=x.device)
     return getitem(x, (slice(None),) * ax + (indices,))
 
 
 def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
     """Pick ``x``'s elements along ``axis`` by ``indices`` of the same rank (as after ``argsort``)."""
-    from ._helpers import normalize_axis
-    from .creation import arange
-    from .manipulation import reshape
 
     if indices.ndim != x.ndim:
         raise ValueError(f"take_along_axis: indices have {indices.ndim} dimensions but x has {x.ndim}")
-    ax = normalize_axis(axis, x.ndim, "take_along_axis")
+    ax = _h.normalize_axis(axis, x.ndim, "take_along_axis")
     key = []
     for d in range(x.ndim):
         if d == ax:
@@ -298,5 +293,5 @@ def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
         else:
             shape = [1] * x.ndim
             shape[d] = indices.shape[d] if indices.shape[d] == x.shape[d] else x.shape[d]
-            key.append(reshape(arange(x.shape[d], device=x.device), shape))
+            key.append(_m.reshape(_c.arange(x.shape[d], device=x.device), shape))
     return getitem(x, tuple(key))

@@ -7,20 +7,19 @@ from typing import Any
 
 from .. import _dtypes as dt
 from .._autograd import Function
-from .._tensor import Tensor
-from ._helpers import normalize_axis, sum_to
+from .._registry import resolve_device
+from .._tensor import Tensor, check_tensor
+from .._typing import DeviceLike, DTypeLike
+from . import _helpers as _h
+from . import complex as _cx
+from . import creation as _c
+from . import indexing as _i
 
 __all__ = [
     "reshape", "permute_dims", "matrix_transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
     "broadcast_to", "broadcast_arrays", "broadcast_shapes", "concat", "stack", "split", "unstack", "flip", "roll",
     "repeat", "tile", "pad", "astype", "to_device", "clone", "flatten",
 ]  # fmt: skip
-
-
-def _check(x: Any, name: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
-    return x
 
 
 class Reshape(Function):
@@ -38,7 +37,7 @@ class Reshape(Function):
 
 def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> Tensor:
     """The same elements in a new shape (one dimension may be -1)."""
-    _check(x, "reshape")
+    check_tensor(x, "reshape")
     shape = tuple(int(s) for s in shape)
     if shape == x.shape:
         return x
@@ -61,11 +60,11 @@ def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> 
 
 def flatten(x: Tensor, /, start_axis: int = 0, end_axis: int = -1) -> Tensor:
     """Merge axes ``start_axis..end_axis`` into one."""
-    _check(x, "flatten")
+    check_tensor(x, "flatten")
     if x.ndim == 0:
         return reshape(x, (1,))
-    s = normalize_axis(start_axis, x.ndim, "flatten")
-    e = normalize_axis(end_axis, x.ndim, "flatten")
+    s = _h.normalize_axis(start_axis, x.ndim, "flatten")
+    e = _h.normalize_axis(end_axis, x.ndim, "flatten")
     if s > e:
         raise ValueError(f"flatten: start_axis {start_axis} comes after end_axis {end_axis}")
     shape = x.shape
@@ -94,8 +93,8 @@ class PermuteDims(Function):
 
 def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
     """Reorder the axes: output axis ``i`` is input axis ``axes[i]``."""
-    _check(x, "permute_dims")
-    axes = tuple(normalize_axis(a, x.ndim, "permute_dims") for a in axes)
+    check_tensor(x, "permute_dims")
+    axes = tuple(_h.normalize_axis(a, x.ndim, "permute_dims") for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} are not a permutation of the {x.ndim} axes")
     return PermuteDims.apply(x, axes)
@@ -103,9 +102,9 @@ def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
 
 def swapaxes(x: Tensor, axis0: int, axis1: int) -> Tensor:
     """Exchange two axes."""
-    _check(x, "swapaxes")
-    a = normalize_axis(axis0, x.ndim, "swapaxes")
-    b = normalize_axis(axis1, x.ndim, "swapaxes")
+    check_tensor(x, "swapaxes")
+    a = _h.normalize_axis(axis0, x.ndim, "swapaxes")
+    b = _h.normalize_axis(axis1, x.ndim, "swapaxes")
     axes = list(range(x.ndim))
     axes[a], axes[b] = axes[b], axes[a]
     return permute_dims(x, axes)
@@ -113,7 +112,7 @@ def swapaxes(x: Tensor, axis0: int, axis1: int) -> Tensor:
 
 def matrix_transpose(x: Tensor, /) -> Tensor:
     """Swap the last two axes."""
-    _check(x, "matrix_transpose")
+    check_tensor(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: needs at least 2 dimensions, got {x.ndim}")
     return swapaxes(x, -1, -2)
@@ -121,13 +120,13 @@ def matrix_transpose(x: Tensor, /) -> Tensor:
 
 def moveaxis(x: Tensor, source: int | Sequence[int], destination: int | Sequence[int], /) -> Tensor:
     """Move axes to new positions, keeping the others in order."""
-    _check(x, "moveaxis")
+    check_tensor(x, "moveaxis")
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
         raise ValueError(f"moveaxis: {len(src)} source axes but {len(dst)} destinations")
-    src = [normalize_axis(a, x.ndim, "moveaxis") for a in src]
-    dst = [normalize_axis(a, x.ndim, "moveaxis") for a in dst]
+    src = [_h.normalize_axis(a, x.ndim, "moveaxis") for a in src]
+    dst = [_h.normalize_axis(a, x.ndim, "moveaxis") for a in dst]
     order = [a for a in range(x.ndim) if a not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -136,10 +135,10 @@ def moveaxis(x: Tensor, source: int | Sequence[int], destination: int | Sequence
 
 def expand_dims(x: Tensor, /, axis: int | Sequence[int] = 0) -> Tensor:
     """Insert size-1 axes at ``axis`` (positions in the result)."""
-    _check(x, "expand_dims")
+    check_tensor(x, "expand_dims")
     axes = [axis] if isinstance(axis, int) else list(axis)
     nd = x.ndim + len(axes)
-    axes = sorted(normalize_axis(a, nd, "expand_dims") for a in axes)
+    axes = sorted(_h.normalize_axis(a, nd, "expand_dims") for a in axes)
     if len(set(axes)) != len(axes):
         raise ValueError(f"expand_dims: axis {axis} names a position of the result more than once")
     shape = list(x.shape)
@@ -150,10 +149,10 @@ def expand_dims(x: Tensor, /, axis: int | Sequence[int] = 0) -> Tensor:
 
 def squeeze(x: Tensor, /, axis: int | Sequence[int] | None = None) -> Tensor:
     """Remove size-1 axes (all of them when ``axis`` is None)."""
-    _check(x, "squeeze")
+    check_tensor(x, "squeeze")
     if axis is None:
         return reshape(x, [s for s in x.shape if s != 1])
-    axes = {normalize_axis(a, x.ndim, "squeeze") for a in ([axis] if isinstance(axis, int) else axis)}
+    axes = {_h.normalize_axis(a, x.ndim, "squeeze") for a in ([axis] if isinstance(axis, int) else axis)}
     for a in axes:
         if x.shape[a] != 1:
             raise ValueError(f"squeeze: axis {a} has size {x.shape[a]}, not 1 (shape {x.shape})")
@@ -188,12 +187,12 @@ class BroadcastTo(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        return sum_to(gy, ctx.inputs[0].shape), None
+        return _h.sum_to(gy, ctx.inputs[0].shape), None
 
 
 def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
     """Repeat ``x`` along size-1 and new leading axes to ``shape``."""
-    _check(x, "broadcast_to")
+    check_tensor(x, "broadcast_to")
     shape = tuple(int(s) for s in shape)
     if shape == x.shape:
         return x
@@ -204,7 +203,7 @@ def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
 
 def broadcast_arrays(*arrays: Tensor) -> tuple[Tensor, ...]:
     """Broadcast every tensor to their common shape (a tuple, as the 2025.12 standard and PyTorch return)."""
-    shape = broadcast_shapes(*[_check(a, "broadcast_arrays").shape for a in arrays])
+    shape = broadcast_shapes(*[check_tensor(a, "broadcast_arrays").shape for a in arrays])
     return tuple(broadcast_to(a, shape) for a in arrays)
 
 
@@ -245,7 +244,7 @@ def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
     nd = ts[0].ndim
     if nd == 0:
         raise ValueError("concat: cannot concatenate 0-d tensors; use stack")
-    ax = normalize_axis(axis, nd, "concat")
+    ax = _h.normalize_axis(axis, nd, "concat")
     ref = ts[0].shape
     for i, t in enumerate(ts[1:], 1):
         if t.ndim != nd or any(a != b for j, (a, b) in enumerate(zip(t.shape, ref)) if j != ax):
@@ -260,16 +259,15 @@ def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
     for i, t in enumerate(ts[1:], 1):
         if t.shape != ref:
             raise ValueError(f"stack: all tensors must have the same shape; tensor 0 is {ref}, tensor {i} is {t.shape}")
-    ax = normalize_axis(axis, len(ref) + 1, "stack")
+    ax = _h.normalize_axis(axis, len(ref) + 1, "stack")
     return concat([expand_dims(t, axis=ax) for t in ts], axis=ax)
 
 
 def split(x: Tensor, indices_or_sections: int | Sequence[int], /, axis: int = 0) -> list[Tensor]:
     """Split into equal ``sections`` (an int) or pieces of the given sizes (a list, summing to the axis)."""
-    from .indexing import getitem
 
-    _check(x, "split")
-    ax = normalize_axis(axis, x.ndim, "split")
+    check_tensor(x, "split")
+    ax = _h.normalize_axis(axis, x.ndim, "split")
     n = x.shape[ax]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
@@ -284,19 +282,18 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], /, axis: int = 0)
     for s in sizes:
         key = [slice(None)] * x.ndim
         key[ax] = slice(start, start + s)
-        out.append(getitem(x, tuple(key)))
+        out.append(_i.getitem(x, tuple(key)))
         start += s
     return out
 
 
 def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     """The slices of ``x`` along ``axis``, as a tuple."""
-    from .indexing import getitem
 
-    _check(x, "unstack")
-    ax = normalize_axis(axis, x.ndim, "unstack")
+    check_tensor(x, "unstack")
+    ax = _h.normalize_axis(axis, x.ndim, "unstack")
     pre = (slice(None),) * ax
-    return tuple(getitem(x, (*pre, i)) for i in range(x.shape[ax]))
+    return tuple(_i.getitem(x, (*pre, i)) for i in range(x.shape[ax]))
 
 
 class Flip(Function):
@@ -314,10 +311,9 @@ class Flip(Function):
 
 def flip(x: Tensor, /, *, axis: int | Sequence[int] | None = None) -> Tensor:
     """Reverse the order of elements along ``axis`` (all axes by default)."""
-    from ._helpers import normalize_axes
 
-    _check(x, "flip")
-    return Flip.apply(x, normalize_axes(axis, x.ndim, "flip"))
+    check_tensor(x, "flip")
+    return Flip.apply(x, _h.normalize_axes(axis, x.ndim, "flip"))
 
 
 class Roll(Function):
@@ -337,7 +333,7 @@ class Roll(Function):
 
 def roll(x: Tensor, /, shift: int | Sequence[int], *, axis: int | Sequence[int] | None = None) -> Tensor:
     """Shift elements cyclically along ``axis`` (flattened when None)."""
-    _check(x, "roll")
+    check_tensor(x, "roll")
     if not isinstance(shift, int):
         shift = tuple(int(s) for s in shift)
     if axis is not None and not isinstance(axis, int):
@@ -347,14 +343,12 @@ def roll(x: Tensor, /, shift: int | Sequence[int], *, axis: int | Sequence[int] 
 
 def repeat(x: Tensor, repeats: int | Tensor | Sequence[int], /, *, axis: int | None = None) -> Tensor:
     """Repeat each element ``repeats`` times along ``axis`` (flattened when None)."""
-    from .creation import asarray
-    from .indexing import take
 
-    _check(x, "repeat")
+    check_tensor(x, "repeat")
     if axis is None:
         x = reshape(x, (-1,))
         axis = 0
-    ax = normalize_axis(axis, x.ndim, "repeat")
+    ax = _h.normalize_axis(axis, x.ndim, "repeat")
     n = x.shape[ax]
     if isinstance(repeats, Tensor):
         repeats = repeats.tolist()
@@ -364,12 +358,12 @@ def repeat(x: Tensor, repeats: int | Tensor | Sequence[int], /, *, axis: int | N
     if len(counts) != n:
         raise ValueError(f"repeat: {len(counts)} repeat counts for an axis of size {n}")
     idx = [i for i, c in enumerate(counts) for _ in range(c)]
-    return take(x, asarray(idx, dtype=dt.int64, device=x.device), axis=ax)
+    return _i.take(x, _c.asarray(idx, dtype=dt.int64, device=x.device), axis=ax)
 
 
 def tile(x: Tensor, repetitions: Sequence[int], /) -> Tensor:
     """Repeat the whole tensor ``repetitions[i]`` times along each axis."""
-    _check(x, "tile")
+    check_tensor(x, "tile")
     reps = tuple(int(r) for r in repetitions)
     nd = max(len(reps), x.ndim)
     reps = (1,) * (nd - len(reps)) + reps
@@ -389,10 +383,8 @@ def pad(
 
     ``pad_width`` is NumPy-style: one ``(before, after)`` pair per axis, or a single pair for all.
     """
-    from .creation import full
-    from .indexing import getitem
 
-    _check(x, "pad")
+    check_tensor(x, "pad")
     pw = list(pad_width)
     if pw and isinstance(pw[0], int):
         pw = [tuple(pw)] * x.ndim  # type: ignore[list-item]
@@ -412,7 +404,7 @@ def pad(
         def sl(a: int, b: int, step: int = 1, _ax: int = ax, _t: Tensor = out) -> Tensor:
             key = [slice(None)] * _t.ndim
             key[_ax] = slice(a, b, step)
-            return getitem(_t, tuple(key))
+            return _i.getitem(_t, tuple(key))
 
         if mode == "constant":
             shape_b = list(out.shape)
@@ -420,10 +412,10 @@ def pad(
             shape_a = list(out.shape)
             shape_a[ax] = after
             if before:
-                parts.append(full(tuple(shape_b), value, dtype=out.dtype, device=out.device))
+                parts.append(_c.full(tuple(shape_b), value, dtype=out.dtype, device=out.device))
             parts.append(out)
             if after:
-                parts.append(full(tuple(shape_a), value, dtype=out.dtype, device=out.device))
+                parts.append(_c.full(tuple(shape_a), value, dtype=out.dtype, device=out.device))
         elif mode == "reflect":
             if before >= n or after >= n:
                 raise ValueError(f"pad: reflect padding {(before, after)} must be smaller than axis {ax} size {n}")
@@ -466,17 +458,15 @@ class Astype(Function):
 def _cast_grad(g: Tensor, dtype: dt.DType) -> Tensor:
     """``g`` cast back to an input's ``dtype``; a real input gets the real part of a complex gradient."""
     if dtype.kind != "c" and g.dtype.kind == "c":
-        from .complex import real
-
-        g = real(g)
+        g = _cx.real(g)
         if g.dtype is dtype:
             return g
     return astype(g, dtype)
 
 
-def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
+def astype(x: Tensor, dtype: DTypeLike, /, *, copy: bool = True, device: DeviceLike = None) -> Tensor:
     """Cast to ``dtype``; casting to a non-float dtype leaves the graph."""
-    _check(x, "astype")
+    check_tensor(x, "astype")
     target = dt.as_dtype(dtype)
     if device is not None:
         x = to_device(x, device)
@@ -506,11 +496,10 @@ class ToDevice(Function):
         return to_device(gy, ctx.source), None
 
 
-def to_device(x: Tensor, device: Any, /, *, stream: Any = None) -> Tensor:
+def to_device(x: Tensor, device: DeviceLike, /, *, stream: Any = None) -> Tensor:
     """Move to ``device`` (``"mlx"``, ``"numpy"``, ``"gpu"``...); gradients flow back across the move."""
-    from .._registry import resolve_device
 
-    _check(x, "to_device")
+    check_tensor(x, "to_device")
     dev = resolve_device(device)
     if dev is x._device:
         return x
@@ -532,5 +521,5 @@ class Clone(Function):
 
 def clone(x: Tensor, /) -> Tensor:
     """A copy with its own storage (recorded in the graph)."""
-    _check(x, "clone")
+    check_tensor(x, "clone")
     return Clone.apply(x)

@@ -6,13 +6,16 @@ from typing import Any
 
 from .. import _dtypes as dt
 from .._tensor import Tensor, _new_tensor
-from .creation import _dev_dtype, _varshape
+from .._typing import DeviceLike, DTypeLike
+from . import creation as _c
+from . import manipulation as _m
+from . import searching as _s
 
 __all__ = ["randn", "rand", "randint", "normal", "uniform", "bernoulli", "permutation", "randperm"]
 
 
-def _float(dtype: Any, device: Any, name: str) -> tuple[Any, dt.DType]:
-    dev, d = _dev_dtype(dtype, device)
+def _float(dtype: DTypeLike, device: DeviceLike, name: str) -> tuple[Any, dt.DType]:
+    dev, d = _c._dev_dtype(dtype, device)
     if d.kind != "f":
         raise TypeError(f"{name}: dtype must be a real floating-point dtype, got {d.name}")
     return dev, d
@@ -24,42 +27,45 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t
 
 
-def randn(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def randn(*shape: Any, dtype: DTypeLike = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples (float32 unless ``dtype`` says otherwise)."""
     dev, d = _float(dtype, device, "randn")
-    data = dev.backend.random_normal(_varshape(shape, None, "randn"), d, dev)
+    data = dev.backend.random_normal(_c._varshape(shape, None, "randn"), d, dev)
     return _finish(_new_tensor(data, dev), requires_grad)
 
 
-def rand(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def rand(*shape: Any, dtype: DTypeLike = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
     dev, d = _float(dtype, device, "rand")
-    data = dev.backend.random_uniform(_varshape(shape, None, "rand"), d, dev)
+    data = dev.backend.random_uniform(_c._varshape(shape, None, "rand"), d, dev)
     return _finish(_new_tensor(data, dev), requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: Any = (), *, dtype: Any = None, device: Any = None) -> Tensor:
+def randint(
+    low: int, high: int | None = None, size: Any = (), *, dtype: DTypeLike = None, device: DeviceLike = None
+) -> Tensor:
     """Integers drawn uniformly from [low, high) (``randint(high, size)`` starts at 0)."""
     if high is None:
         low, high = 0, low
     if high <= low:
         raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
-    dev, d = _dev_dtype(dtype, device, dt.default_int)
+    dev, d = _c._dev_dtype(dtype, device, dt.default_int)
     if d.kind not in "iu":
         raise TypeError(f"randint: dtype must be an integer dtype, got {d.name}")
     shape = (size,) if isinstance(size, int) else tuple(size)
     return _new_tensor(dev.backend.random_integers(int(low), int(high), shape, d, dev), dev)
 
 
-def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+def normal(
+    mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: DTypeLike = None, device: DeviceLike = None
+) -> Tensor:
     """Normal samples with the given ``mean`` and ``std`` (numbers or tensors, broadcasting)."""
     if size is None:
         shapes = [t.shape for t in (mean, std) if isinstance(t, Tensor)]
         if not shapes:
             raise ValueError("normal: give size= when mean and std are numbers")
-        from .manipulation import broadcast_shapes
 
-        size = broadcast_shapes(*shapes)
+        size = _m.broadcast_shapes(*shapes)
         if device is None:
             device = next(t.device for t in (mean, std) if isinstance(t, Tensor))
     if isinstance(std, (int, float)) and std < 0:
@@ -68,13 +74,15 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: Any = No
     return z * std + mean
 
 
-def uniform(low: Any = 0.0, high: Any = 1.0, size: Any = (), *, dtype: Any = None, device: Any = None) -> Tensor:
+def uniform(
+    low: Any = 0.0, high: Any = 1.0, size: Any = (), *, dtype: DTypeLike = None, device: DeviceLike = None
+) -> Tensor:
     """Uniform samples in [low, high)."""
     u = rand(*((size,) if isinstance(size, int) else tuple(size)), dtype=dtype, device=device)
     return u * (high - low) + low
 
 
-def bernoulli(p: Any, size: Any = None, *, dtype: Any = None, device: Any = None) -> Tensor:
+def bernoulli(p: Any, size: Any = None, *, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """1 with probability ``p`` (a number or a tensor of probabilities), else 0, as floats."""
     if isinstance(p, Tensor):
         u = rand(*p.shape, dtype=p.dtype if dtype is None else dtype, device=p.device)
@@ -84,28 +92,26 @@ def bernoulli(p: Any, size: Any = None, *, dtype: Any = None, device: Any = None
         u = rand(
             *(() if size is None else ((size,) if isinstance(size, int) else tuple(size))), dtype=dtype, device=device
         )
-    from .manipulation import astype
 
-    return astype(u < p, u.dtype)
+    return _m.astype(u < p, u.dtype)
 
 
-def permutation(n: int | Tensor, *, device: Any = None) -> Tensor:
+def permutation(n: int | Tensor, *, device: DeviceLike = None) -> Tensor:
     """A random permutation of ``range(n)`` (or of a tensor's first axis)."""
-    from .searching import argsort
 
     if isinstance(n, Tensor):
         idx = permutation(n.shape[0], device=n.device)
         return n[idx]
     if n < 0:
         raise ValueError(f"permutation: n must be non-negative, got {n}")
-    return argsort(rand(n, dtype=dt.float64 if _has_f64(device) else dt.float32, device=device))
+    return _s.argsort(rand(n, dtype=dt.float64 if _has_f64(device) else dt.float32, device=device))
 
 
-def _has_f64(device: Any) -> bool:
-    dev, _ = _dev_dtype(None, device)
+def _has_f64(device: DeviceLike) -> bool:
+    dev, _ = _c._dev_dtype(None, device)
     return dt.float64 in dev.backend.dtypes
 
 
-def randperm(n: int, *, device: Any = None) -> Tensor:
+def randperm(n: int, *, device: DeviceLike = None) -> Tensor:
     """PyTorch's name for :func:`permutation`."""
     return permutation(n, device=device)

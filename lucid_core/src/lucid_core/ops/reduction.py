@@ -7,8 +7,13 @@ from typing import Any
 from .. import _dtypes as dt
 from .. import kernels
 from .._autograd import Function
-from .._tensor import Tensor
-from ._helpers import expand_reduced, normalize_axes, normalize_axis
+from .._tensor import Tensor, check_tensor
+from .._typing import DTypeLike
+from . import _helpers as _h
+from . import creation as _c
+from . import elementwise as _e
+from . import indexing as _i
+from . import manipulation as _m
 
 __all__ = [
     "sum",
@@ -26,12 +31,6 @@ __all__ = [
 ]
 
 
-def _check(x: Any, name: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
-    return x
-
-
 class Sum(Function):
     native = True
     saves_inputs = False  # the gradient needs shapes only
@@ -45,18 +44,18 @@ class Sum(Function):
     @staticmethod
     def backward(ctx, gy):
         x, axes, keepdims, _ = ctx.inputs
-        g = expand_reduced(gy, x.shape, axes, keepdims)
+        g = _h.expand_reduced(gy, x.shape, axes, keepdims)
         if g.dtype is not x.dtype:
-            g = _cast_grad(g, x.dtype)
+            g = _m._cast_grad(g, x.dtype)
         return g, None, None, None
 
 
 def sum(  # noqa: A001
-    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None, keepdims: bool = False
+    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None, keepdims: bool = False
 ) -> Tensor:
     """Sum over ``axis`` (all axes by default); integers and bools sum in the default integer dtype."""
-    _check(x, "sum")
-    axes = normalize_axes(axis, x.ndim, "sum")
+    check_tensor(x, "sum")
+    axes = _h.normalize_axes(axis, x.ndim, "sum")
     native = None
     if dtype is not None:
         native = x._device.backend.native_dtype(dt.as_dtype(dtype))
@@ -69,10 +68,10 @@ def sum(  # noqa: A001
 
 def mean(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
     """Arithmetic mean over ``axis`` (a floating-point tensor is required, as in the standard)."""
-    _check(x, "mean")
+    check_tensor(x, "mean")
     if x.dtype.kind not in "fc":
         raise TypeError(f"mean: expected a floating-point tensor, got {x.dtype.name}; cast it with .astype(float32)")
-    axes = normalize_axes(axis, x.ndim, "mean")
+    axes = _h.normalize_axes(axis, x.ndim, "mean")
     n = 1
     for a in axes:
         n *= x.shape[a]
@@ -90,11 +89,11 @@ class _Extremum(Function):
     @staticmethod
     def backward(ctx, gy):
         x, axes, keepdims = ctx.inputs
-        y = expand_reduced(ctx.output(), x.shape, axes, keepdims)
-        mask = astype(x == y, gy.dtype)
+        y = _h.expand_reduced(ctx.output(), x.shape, axes, keepdims)
+        mask = _m.astype(x == y, gy.dtype)
         # ties share the gradient equally
         count = sum(mask, axis=axes, keepdims=True)
-        return expand_reduced(gy, x.shape, axes, keepdims) * mask / count, None, None
+        return _h.expand_reduced(gy, x.shape, axes, keepdims) * mask / count, None, None
 
 
 class Max(_Extremum):
@@ -108,8 +107,8 @@ class Min(_Extremum):
 
 
 def _extremum(cls: type[Function], x: Tensor, axis: Any, keepdims: bool, name: str) -> Tensor:
-    _check(x, name)
-    axes = normalize_axes(axis, x.ndim, name)
+    check_tensor(x, name)
+    axes = _h.normalize_axes(axis, x.ndim, name)
     for a in axes:
         if x.shape[a] == 0:
             raise ValueError(f"{name}: cannot reduce over axis {a} of size 0 (shape {x.shape})")
@@ -136,43 +135,42 @@ class Prod(Function):
     @staticmethod
     def backward(ctx, gy):
         x, axes, keepdims = ctx.inputs
-        g = expand_reduced(gy, x.shape, axes, keepdims)
+        g = _h.expand_reduced(gy, x.shape, axes, keepdims)
         # product of the other elements, exact even where x has zeros: move the reduced axes
         # to the end, flatten them, and multiply exclusive cumulative products from both sides
-        from .manipulation import permute_dims, reshape
 
         keep = [a for a in range(x.ndim) if a not in axes]
         perm = tuple(keep) + tuple(axes)
-        xt = permute_dims(x, perm) if perm != tuple(range(x.ndim)) else x
+        xt = _m.permute_dims(x, perm) if perm != tuple(range(x.ndim)) else x
         lead = tuple(x.shape[a] for a in keep)
-        flat = reshape(xt, (*lead, -1))
+        flat = _m.reshape(xt, (*lead, -1))
         left = cumulative_prod(flat, axis=-1, include_initial=True)[..., :-1]
         rev = flat[..., ::-1]
         right = cumulative_prod(rev, axis=-1, include_initial=True)[..., :-1][..., ::-1]
-        others = reshape(left * right, tuple(xt.shape))
+        others = _m.reshape(left * right, tuple(xt.shape))
         inv = [0] * x.ndim
         for i, p in enumerate(perm):
             inv[p] = i
-        others = permute_dims(others, tuple(inv)) if perm != tuple(range(x.ndim)) else others
-        return g * conj_if_complex(others), None, None
+        others = _m.permute_dims(others, tuple(inv)) if perm != tuple(range(x.ndim)) else others
+        return g * _e.conj_if_complex(others), None, None
 
 
 def prod(
-    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None, keepdims: bool = False
+    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None, keepdims: bool = False
 ) -> Tensor:
     """Product over ``axis``; the gradient is exact where elements are zero."""
-    _check(x, "prod")
+    check_tensor(x, "prod")
     if dtype is not None:
-        x = astype(x, dt.as_dtype(dtype))
-    return Prod.apply(x, normalize_axes(axis, x.ndim, "prod"), keepdims)
+        x = _m.astype(x, dt.as_dtype(dtype))
+    return Prod.apply(x, _h.normalize_axes(axis, x.ndim, "prod"), keepdims)
 
 
 def var(
     x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, correction: float = 0.0, keepdims: bool = False
 ) -> Tensor:
     """Variance over ``axis`` with ``correction`` degrees of freedom subtracted (1 for the unbiased estimate)."""
-    _check(x, "var")
-    axes = normalize_axes(axis, x.ndim, "var")
+    check_tensor(x, "var")
+    axes = _h.normalize_axes(axis, x.ndim, "var")
     n = 1
     for a in axes:
         n *= x.shape[a]
@@ -185,10 +183,9 @@ def var(
 def std(
     x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, correction: float = 0.0, keepdims: bool = False
 ) -> Tensor:
-    """Standard deviation: ``sqrt(var(x, ...))``."""
-    from .elementwise import sqrt
+    """Standard deviation: ``_e.sqrt(var(x, ...))``."""
 
-    return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+    return _e.sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
 
 
 class Logsumexp(Function):
@@ -200,17 +197,16 @@ class Logsumexp(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        from .elementwise import exp
 
         x, axes, keepdims = ctx.inputs
-        y = expand_reduced(ctx.output(), x.shape, axes, keepdims)
-        return expand_reduced(gy, x.shape, axes, keepdims) * exp(x - y), None, None
+        y = _h.expand_reduced(ctx.output(), x.shape, axes, keepdims)
+        return _h.expand_reduced(gy, x.shape, axes, keepdims) * _e.exp(x - y), None, None
 
 
 def logsumexp(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``axis``, without overflow."""
-    _check(x, "logsumexp")
-    return Logsumexp.apply(x, normalize_axes(axis, x.ndim, "logsumexp"), keepdims)
+    check_tensor(x, "logsumexp")
+    return Logsumexp.apply(x, _h.normalize_axes(axis, x.ndim, "logsumexp"), keepdims)
 
 
 class CumulativeSum(Function):
@@ -222,31 +218,28 @@ class CumulativeSum(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        from .manipulation import flip
 
         x, axis, include_initial = ctx.inputs
-        g = flip(cumulative_sum(flip(gy, axis=axis), axis=axis), axis=axis)
+        g = _m.flip(cumulative_sum(_m.flip(gy, axis=axis), axis=axis), axis=axis)
         if include_initial:
-            from .indexing import getitem
-
             idx = [slice(None)] * x.ndim
             idx[axis] = slice(1, None)
-            g = getitem(g, tuple(idx))
+            g = _i.getitem(g, tuple(idx))
         return g, None, None
 
 
 def cumulative_sum(
-    x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+    x: Tensor, /, *, axis: int | None = None, dtype: DTypeLike = None, include_initial: bool = False
 ) -> Tensor:
     """Running sum along ``axis`` (required unless ``x`` is 1-D)."""
-    _check(x, "cumulative_sum")
+    check_tensor(x, "cumulative_sum")
     if axis is None:
         if x.ndim != 1:
             raise ValueError(f"cumulative_sum: axis is required for a {x.ndim}-D tensor")
         axis = 0
     if dtype is not None:
-        x = astype(x, dt.as_dtype(dtype))
-    return CumulativeSum.apply(x, normalize_axis(axis, x.ndim, "cumulative_sum"), include_initial)
+        x = _m.astype(x, dt.as_dtype(dtype))
+    return CumulativeSum.apply(x, _h.normalize_axis(axis, x.ndim, "cumulative_sum"), include_initial)
 
 
 class CumulativeProd(Function):
@@ -258,50 +251,40 @@ class CumulativeProd(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        # d y_j / d x_i = prod_{k<=j, k!=i} x_k for j >= i; computed without dividing by x
-        from .elementwise import where
-        from .manipulation import expand_dims, moveaxis
-
+        # d y_j / d x_i = prod_{k<=j, k!=i} x_k for j >= i; computed without dividing by x (nor reading y)
         x, axis, include_initial = ctx.inputs
-        y = ctx.output()
         if include_initial:
-            from .indexing import getitem
-
             idx = [slice(None)] * x.ndim
             idx[axis] = slice(1, None)
-            y = getitem(y, tuple(idx))
-            gy = getitem(gy, tuple(idx))
+            gy = _i.getitem(gy, tuple(idx))
         n = x.shape[axis]
-        xm = moveaxis(x, axis, -1)
-        ym = moveaxis(y, axis, -1)
-        gm = moveaxis(gy, axis, -1)
-        from .creation import arange
+        xm = _m.moveaxis(x, axis, -1)
+        gm = _m.moveaxis(gy, axis, -1)
 
-        i_idx = arange(n, device=x.device)
+        i_idx = _c.arange(n, device=x.device)
         # others[..., i, j] = prod over k <= j, k != i of x_k (for j >= i)
-        xe = expand_dims(xm, axis=-2)  # (..., 1, n)
-        eye_mask = expand_dims(i_idx, axis=-1) == expand_dims(i_idx, axis=0)  # (n, n) [i, k]
-        repl = where(eye_mask, 1.0, xe)  # x with x_i replaced by 1: (..., n_i, n_k)
+        xe = _m.expand_dims(xm, axis=-2)  # (..., 1, n)
+        eye_mask = _m.expand_dims(i_idx, axis=-1) == _m.expand_dims(i_idx, axis=0)  # (n, n) [i, k]
+        repl = _e.where(eye_mask, 1.0, xe)  # x with x_i replaced by 1: (..., n_i, n_k)
         partial = cumulative_prod(repl, axis=-1)  # (..., i, j)
-        upper = expand_dims(i_idx, axis=-1) <= expand_dims(i_idx, axis=0)  # j >= i
-        contrib = conj_if_complex(where(upper, partial, 0.0)) * expand_dims(gm, axis=-2)
+        upper = _m.expand_dims(i_idx, axis=-1) <= _m.expand_dims(i_idx, axis=0)  # j >= i
+        contrib = _e.conj_if_complex(_e.where(upper, partial, 0.0)) * _m.expand_dims(gm, axis=-2)
         g = sum(contrib, axis=-1)
-        del ym
-        return moveaxis(g, -1, axis), None, None
+        return _m.moveaxis(g, -1, axis), None, None
 
 
 def cumulative_prod(
-    x: Tensor, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+    x: Tensor, /, *, axis: int | None = None, dtype: DTypeLike = None, include_initial: bool = False
 ) -> Tensor:
     """Running product along ``axis``; the gradient is exact where elements are zero."""
-    _check(x, "cumulative_prod")
+    check_tensor(x, "cumulative_prod")
     if axis is None:
         if x.ndim != 1:
             raise ValueError(f"cumulative_prod: axis is required for a {x.ndim}-D tensor")
         axis = 0
     if dtype is not None:
-        x = astype(x, dt.as_dtype(dtype))
-    return CumulativeProd.apply(x, normalize_axis(axis, x.ndim, "cumulative_prod"), include_initial)
+        x = _m.astype(x, dt.as_dtype(dtype))
+    return CumulativeProd.apply(x, _h.normalize_axis(axis, x.ndim, "cumulative_prod"), include_initial)
 
 
 class _Logical(Function):
@@ -326,15 +309,11 @@ class AnyOp(_Logical):
 
 def all(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:  # noqa: A001
     """Whether every element along ``axis`` is true (non-zero)."""
-    _check(x, "all")
-    return AllOp.apply(x, normalize_axes(axis, x.ndim, "all"), keepdims)
+    check_tensor(x, "all")
+    return AllOp.apply(x, _h.normalize_axes(axis, x.ndim, "all"), keepdims)
 
 
 def any(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:  # noqa: A001
     """Whether some element along ``axis`` is true (non-zero)."""
-    _check(x, "any")
-    return AnyOp.apply(x, normalize_axes(axis, x.ndim, "any"), keepdims)
-
-
-from .elementwise import conj_if_complex  # noqa: E402
-from .manipulation import _cast_grad, astype  # noqa: E402 - manipulation imports this module too
+    check_tensor(x, "any")
+    return AnyOp.apply(x, _h.normalize_axes(axis, x.ndim, "any"), keepdims)

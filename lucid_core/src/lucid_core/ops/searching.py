@@ -6,8 +6,13 @@ from typing import Any
 
 from .. import _dtypes as dt
 from .._autograd import Function
-from .._tensor import Tensor
-from ._helpers import normalize_axis
+from .._tensor import Tensor, check_tensor
+from ..backend import take_along_axis_native
+from . import _helpers as _h
+from . import elementwise as _e
+from . import indexing as _i
+from . import manipulation as _m
+from . import reduction as _r
 
 __all__ = ["argmax", "argmin", "sort", "argsort", "topk", "nonzero", "searchsorted", "count_nonzero"]
 
@@ -44,17 +49,15 @@ class Argsort(_Index):
 
 
 def _axis_or_none(x: Tensor, axis: int | None, name: str) -> int | None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, name)
     if x.size == 0:
         raise ValueError(f"{name}: cannot be taken over an empty tensor (shape {x.shape})")
-    return None if axis is None else normalize_axis(axis, x.ndim, name)
+    return None if axis is None else _h.normalize_axis(axis, x.ndim, name)
 
 
 def _as_int64(t: Tensor) -> Tensor:
-    from .manipulation import astype
 
-    return t if t.dtype is dt.int64 else astype(t, dt.int64)
+    return t if t.dtype is dt.int64 else _m.astype(t, dt.int64)
 
 
 def argmax(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
@@ -69,11 +72,10 @@ def argmin(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> 
 
 def argsort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
     """Indices that sort ``x`` along ``axis``."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"argsort: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, "argsort")
     if x.ndim == 0:
         raise ValueError("argsort: needs at least 1 dimension")
-    return _as_int64(Argsort.apply(x, normalize_axis(axis, x.ndim, "argsort"), descending, stable))
+    return _as_int64(Argsort.apply(x, _h.normalize_axis(axis, x.ndim, "argsort"), descending, stable))
 
 
 class _Permute(Function):
@@ -85,7 +87,6 @@ class _Permute(Function):
 
     @staticmethod
     def forward(ctx, x, perm, inverse, axis):
-        from ..backend import take_along_axis_native
 
         return take_along_axis_native(ctx.xp, x, perm, axis)
 
@@ -113,27 +114,24 @@ class Sort(Function):
 
 def sort(x: Tensor, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
     """``x`` sorted along ``axis``; the gradient goes back to each value's original place."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"sort: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, "sort")
     if x.ndim == 0:
         raise ValueError("sort: needs at least 1 dimension")
-    return Sort.apply(x, normalize_axis(axis, x.ndim, "sort"), descending, stable)
+    return Sort.apply(x, _h.normalize_axis(axis, x.ndim, "sort"), descending, stable)
 
 
 def topk(x: Tensor, k: int, /, *, axis: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Tensor, Tensor]:  # noqa: A002
     """The ``k`` largest (or smallest) values along ``axis`` and their indices."""
-    from .indexing import getitem, take_along_axis
 
-    if not isinstance(x, Tensor):
-        raise TypeError(f"topk: expected a Tensor, got {type(x).__name__}")
-    ax = normalize_axis(axis, x.ndim, "topk")
+    check_tensor(x, "topk")
+    ax = _h.normalize_axis(axis, x.ndim, "topk")
     if not 0 <= k <= x.shape[ax]:
         raise ValueError(f"topk: k={k} is out of range for axis {axis} of size {x.shape[ax]}")
     order = argsort(x, axis=ax, descending=largest, stable=True)
     key = [slice(None)] * x.ndim
     key[ax] = slice(0, k)
-    idx = getitem(order, tuple(key))
-    return take_along_axis(x, idx, axis=ax), idx
+    idx = _i.getitem(order, tuple(key))
+    return _i.take_along_axis(x, idx, axis=ax), idx
 
 
 class Nonzero(_Index):
@@ -146,8 +144,7 @@ class Nonzero(_Index):
 
 def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
     """The indices of non-zero elements, one tensor per axis."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"nonzero: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero: a 0-d tensor has no indices; reshape it to 1-D first")
     if not x._device.backend.capabilities.get("data_dependent_shapes", True):
@@ -160,10 +157,8 @@ def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
 
 def count_nonzero(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """How many elements along ``axis`` are non-zero."""
-    from .elementwise import not_equal
-    from .reduction import sum as sum_
 
-    return sum_(not_equal(x, 0), axis=axis, keepdims=keepdims)
+    return _r.sum(_e.not_equal(x, 0), axis=axis, keepdims=keepdims)
 
 
 class Searchsorted(_Index):
@@ -176,12 +171,11 @@ class Searchsorted(_Index):
 
 def searchsorted(x1: Tensor, x2: Tensor, /, *, side: str = "left", sorter: Tensor | None = None) -> Tensor:
     """Where ``x2``'s values would be inserted into the sorted 1-D ``x1`` (no gradient)."""
-    from .indexing import take
 
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if x1.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D, got shape {x1.shape}")
     if sorter is not None:
-        x1 = take(x1, sorter)
+        x1 = _i.take(x1, sorter)
     return _as_int64(Searchsorted.apply(x1, x2, side))

@@ -9,7 +9,11 @@ from typing import Any, NamedTuple
 
 from .. import _dtypes as dt
 from .._autograd import Function
-from .._tensor import Tensor
+from .._tensor import Tensor, check_tensor
+from . import creation as _c
+from . import elementwise as _e
+from . import manipulation as _m
+from . import reduction as _r
 
 __all__ = [
     "unique_all", "unique_counts", "unique_inverse", "unique_values", "isin",
@@ -52,8 +56,7 @@ class _Unique(Function):
 
 
 def _check(x: Any, name: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    check_tensor(x, name)
     if not x.device.backend.capabilities.get("data_dependent_shapes", True):
         raise RuntimeError(f"{name}: backend {x.device.backend.name!r} does not support data-dependent shapes")
     return x
@@ -86,17 +89,13 @@ def _scalar_dtype(t: Tensor, value: Any) -> Any:
 
 def isin(x1: Tensor | int, x2: Tensor | int, /, *, invert: bool = False) -> Tensor:
     """Whether each element of ``x1`` occurs in ``x2`` (``invert=True`` for the opposite)."""
-    from .creation import asarray
-    from .elementwise import equal, logical_not
-    from .manipulation import expand_dims, reshape
-    from .reduction import any as any_
 
     if not isinstance(x1, Tensor):
         if not isinstance(x2, Tensor):
             raise TypeError("isin: at least one of x1 and x2 must be a Tensor")
-        x1 = asarray(x1, dtype=_scalar_dtype(x2, x1), device=x2.device)
+        x1 = _c.asarray(x1, dtype=_scalar_dtype(x2, x1), device=x2.device)
     if not isinstance(x2, Tensor):
-        x2 = asarray(x2, dtype=_scalar_dtype(x1, x2), device=x1.device)
-    with_values = equal(expand_dims(x1, axis=-1), reshape(x2, (-1,)))
-    out = any_(with_values, axis=-1)
-    return logical_not(out) if invert else out
+        x2 = _c.asarray(x2, dtype=_scalar_dtype(x1, x2), device=x1.device)
+    with_values = _e.equal(_m.expand_dims(x1, axis=-1), _m.reshape(x2, (-1,)))
+    out = _r.any(with_values, axis=-1)
+    return _e.logical_not(out) if invert else out

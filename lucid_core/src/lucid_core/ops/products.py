@@ -8,8 +8,10 @@ from typing import Any
 from .. import kernels
 from .._autograd import Function
 from .._tensor import Tensor
-from ._helpers import binary_operands, sum_to
-from .elementwise import conj, conj_if_complex, is_complex
+from . import _helpers as _h
+from . import elementwise as _e
+from . import manipulation as _m
+from . import reduction as _r
 
 __all__ = ["matmul", "tensordot", "vecdot", "einsum", "outer"]
 
@@ -23,25 +25,23 @@ class Matmul(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        from .manipulation import matrix_transpose as mt
-
         a, b = ctx.inputs
-        ca, cb = (conj(a), conj(b)) if is_complex(gy) else (a, b)  # complex: gy @ b^H and a^H @ gy
-        ga = sum_to(matmul(gy, mt(cb)), a.shape) if a._requires_grad else None
-        gb = sum_to(matmul(mt(ca), gy), b.shape) if b._requires_grad else None
+        need_a, need_b = ctx.needs_input_grad
+        ca, cb = (_e.conj(a), _e.conj(b)) if _e.is_complex(gy) else (a, b)  # complex: gy @ b^H and a^H @ gy
+        ga = _h.sum_to(matmul(gy, _m.matrix_transpose(cb)), a.shape) if need_a else None
+        gb = _h.sum_to(matmul(_m.matrix_transpose(ca), gy), b.shape) if need_b else None
         return ga, gb
 
 
 def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
     """Matrix product with batch broadcasting; 1-D operands act as row/column vectors."""
-    from .manipulation import expand_dims, squeeze
 
     if not isinstance(x1, Tensor) or not isinstance(x2, Tensor):
-        x1, x2 = binary_operands(x1, x2, "matmul")
+        x1, x2 = _h.binary_operands(x1, x2, "matmul")
         if not isinstance(x1, Tensor) or not isinstance(x2, Tensor):
             raise TypeError("matmul: operands must be tensors, not Python scalars")
     elif x1._data.dtype != x2._data.dtype:
-        x1, x2 = binary_operands(x1, x2, "matmul")
+        x1, x2 = _h.binary_operands(x1, x2, "matmul")
     s1, s2 = x1._data.shape, x2._data.shape
     if len(s1) == 0 or len(s2) == 0:
         raise ValueError(f"matmul: operands must have at least 1 dimension, got shapes {tuple(s1)} and {tuple(s2)}")
@@ -49,39 +49,34 @@ def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
         if s1[-1] != s2[-2]:
             raise ValueError(f"matmul: shapes {tuple(s1)} and {tuple(s2)} do not align ({s1[-1]} != {s2[-2]})")
         return Matmul.apply(x1, x2)
-    a = expand_dims(x1, axis=0) if len(s1) == 1 else x1
-    b = expand_dims(x2, axis=-1) if len(s2) == 1 else x2
+    a = _m.expand_dims(x1, axis=0) if len(s1) == 1 else x1
+    b = _m.expand_dims(x2, axis=-1) if len(s2) == 1 else x2
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"matmul: shapes {tuple(s1)} and {tuple(s2)} do not align ({a.shape[-1]} != {b.shape[-2]})")
     y = Matmul.apply(a, b)
     if len(s2) == 1:
-        y = squeeze(y, axis=-1)
+        y = _m.squeeze(y, axis=-1)
     if len(s1) == 1:
-        y = squeeze(y, axis=-2 if len(s2) > 1 else -1)
+        y = _m.squeeze(y, axis=-2 if len(s2) > 1 else -1)
     return y
 
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     """Dot product of vectors along ``axis`` (the first operand conjugated), broadcasting the rest."""
-    from .elementwise import multiply
-    from .reduction import sum as sum_
 
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError(f"vecdot: axis {axis} has size {x1.shape[axis]} in x1 but {x2.shape[axis]} in x2")
     if x1.dtype.kind == "c":
-        from .elementwise import conj
-
-        x1 = conj(x1)
-    products = multiply(x1, x2)
+        x1 = _e.conj(x1)
+    products = _e.multiply(x1, x2)
     # the standard keeps the promoted input dtype (a plain sum would widen int8/uint8 to 64 bits)
-    return sum_(products, axis=axis, dtype=products.dtype)
+    return _r.sum(products, axis=axis, dtype=products.dtype)
 
 
 def outer(x1: Tensor, x2: Tensor, /) -> Tensor:
     """Outer product of two vectors."""
-    from .manipulation import expand_dims
 
-    return expand_dims(x1, axis=-1) * expand_dims(x2, axis=0)
+    return _m.expand_dims(x1, axis=-1) * _m.expand_dims(x2, axis=0)
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -160,16 +155,16 @@ class Einsum(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        from .manipulation import broadcast_to
 
         spec = ctx.inputs[0]
         xs = ctx.inputs[1:]
-        others_of = [conj_if_complex(x) for x in xs] if is_complex(gy) else xs
+        others_of = [_e.conj_if_complex(x) for x in xs] if _e.is_complex(gy) else xs
         ins, rhs = spec.split("->")
         parts = ins.split(",")
         grads: list[Any] = [None]
+        need = ctx.needs_input_grad[1:]
         for i, x in enumerate(xs):
-            if not (isinstance(x, Tensor) and x._requires_grad):
+            if not need[i]:
                 grads.append(None)
                 continue
             others = [p for j, p in enumerate(parts) if j != i]
@@ -179,7 +174,7 @@ class Einsum(Function):
             sub = ",".join([rhs, *others]) + "->" + _dedup(target)
             g = einsum(sub, gy, *[o for j, o in enumerate(others_of) if j != i])
             if _dedup(target) != parts[i]:
-                g = _expand_to(g, _dedup(target), parts[i], x.shape, broadcast_to)
+                g = _expand_to(g, _dedup(target), parts[i], x.shape, _m.broadcast_to)
             grads.append(g)
         return tuple(grads)
 
@@ -193,7 +188,6 @@ def _dedup(s: str) -> str:
 
 
 def _expand_to(g: Tensor, have: str, want: str, shape: tuple[int, ...], broadcast_to: Any) -> Tensor:
-    from .manipulation import reshape
 
     if len(set(want)) != len(want):
         raise NotImplementedError(f"einsum: gradient for repeated subscripts {want!r} (diagonals) is not supported")
@@ -202,7 +196,7 @@ def _expand_to(g: Tensor, have: str, want: str, shape: tuple[int, ...], broadcas
     if order != list(have):
         g = einsum(f"{have}->{''.join(order)}", g)
     shp = tuple(shape[k] if c in have else 1 for k, c in enumerate(want))
-    return broadcast_to(reshape(g, shp), shape)
+    return broadcast_to(_m.reshape(g, shp), shape)
 
 
 def einsum(subscripts: str, /, *operands: Tensor) -> Tensor:
