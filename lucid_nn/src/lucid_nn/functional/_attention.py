@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 import lucid_core as lc
-from lucid_core import Tensor
+from lucid_core import Tensor, kernels
 
 from ._activation import softmax
 from ._misc import dropout, linear
@@ -49,6 +49,65 @@ def _masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
     return lc.where(dead, zero, w)
 
 
+def _fused_attention(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool) -> Tensor | None:
+    """The ``scaled_dot_product_attention`` kernel where it applies (same batch axes and dtype, floats,
+    no empty axis, a causal mask that leaves every row a key), else None (the composed ops)."""
+    if not (
+        q.ndim == k.ndim == v.ndim
+        and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]
+        and q.dtype is k.dtype is v.dtype
+        and q.dtype.kind == "f"
+        and q.size
+        and k.size
+        and v.size
+    ):
+        return None
+    return _Attention.apply(q, k, v, scale, causal)
+
+
+class _Attention(lc.Function):
+    """softmax(q @ k^T * scale [+ causal mask]) @ v in one node: the ``scaled_dot_product_attention`` kernel.
+
+    First-order backward is the ``scaled_dot_product_attention_grad`` kernel on the saved weights;
+    with ``create_graph`` the weights are recomputed and the gradient written in Lucid ops.
+    """
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, q, k, v, scale, causal):
+        out, ctx.weights = kernels.call(ctx.device, "scaled_dot_product_attention", q, k, v, scale, causal)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        q, k, v, scale, causal = ctx.inputs
+        if not lc.is_grad_enabled():
+            w = lc.asarray(ctx.weights, device=q.device)
+            gq, gk, gv = _AttentionGrad.apply(gy, q, k, v, w, scale)
+        else:
+            scores = lc.matmul(q, lc.matrix_transpose(k)) * scale
+            mask = _causal_mask(q.shape[-2], k.shape[-2], scores.dtype, scores.device) if causal else None
+            w = softmax(scores if mask is None else scores + mask, dim=-1)
+            gv = lc.matmul(lc.matrix_transpose(w), gy)
+            dw = lc.matmul(gy, lc.matrix_transpose(v))
+            ds = w * (dw - lc.sum(dw * w, axis=-1, keepdims=True)) * scale
+            gq, gk = lc.matmul(ds, k), lc.matmul(lc.matrix_transpose(ds), q)
+        need = ctx.needs_input_grad
+        return (gq if need[0] else None), (gk if need[1] else None), (gv if need[2] else None), None, None
+
+
+class _AttentionGrad(lc.Function):
+    """(gq, gk, gv) of ``_Attention`` from its weights (the ``scaled_dot_product_attention_grad`` kernel)."""
+
+    native = True
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, gy, q, k, v, w, scale):
+        return kernels.call(ctx.device, "scaled_dot_product_attention_grad", gy, q, k, v, w, scale)
+
+
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -88,6 +147,10 @@ def scaled_dot_product_attention(
         value = lc.repeat(value, hq // hk, axis=value.ndim - 3)
     length, source = query.shape[-2], key.shape[-2]
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    if attn_mask is None and dropout_p == 0.0:
+        fused = _fused_attention(query, key, value, s, is_causal)
+        if fused is not None:
+            return fused
     scores = lc.matmul(query, lc.matrix_transpose(key)) * s
     mask = None
     if is_causal:
