@@ -292,14 +292,16 @@ def multi_head_attention_forward(
     if kpm is not None:
         kpm = lc.reshape(kpm, (batch, 1, 1, kpm.shape[-1]))
         mask = kpm if mask is None else mask + kpm
-    scores = lc.matmul(q * (1.0 / math.sqrt(head_dim)), lc.matrix_transpose(k))
-    if need_weights:
-        w = softmax(scores if mask is None else scores + mask, dim=-1)
+    fused = None
+    # the fused kernel knows no mask but the plain causal one (bias_k and add_zero_attn pad it with 0s)
+    plain_causal = is_causal and attn_mask is None and bias_k is None and not add_zero_attn
+    if not need_weights and kpm is None and (mask is None or plain_causal):
+        if not (dropout_p > 0.0 and training):
+            fused = _fused_attention(q, k, v, 1.0 / math.sqrt(head_dim), mask is not None)
+    if fused is not None:
+        out = fused
     else:
-        w = _masked_softmax(scores, mask)
-    if dropout_p > 0.0 and training:
-        w = dropout(w, dropout_p, True)
-    out = lc.matmul(w, v)  # (N, heads, L, head_dim)
+        out, w = _weighted_values(q, k, v, head_dim, mask, need_weights, dropout_p if training else 0.0)
     out = lc.reshape(lc.permute_dims(out, (2, 0, 1, 3)), (length, batch, embed_dim))
     out = linear(out, out_proj_weight, out_proj_bias)
     weights = None
@@ -310,3 +312,17 @@ def multi_head_attention_forward(
     if unbatched:
         out = lc.squeeze(out, axis=1)
     return out, weights
+
+
+def _weighted_values(
+    q: Tensor, k: Tensor, v: Tensor, head_dim: int, mask: Tensor | None, need_weights: bool, dropout_p: float
+) -> tuple[Tensor, Tensor]:
+    """Multi-head attention's (N, heads, L, head_dim) output and weights through the composed ops."""
+    scores = lc.matmul(q * (1.0 / math.sqrt(head_dim)), lc.matrix_transpose(k))
+    if need_weights:
+        w = softmax(scores if mask is None else scores + mask, dim=-1)
+    else:
+        w = _masked_softmax(scores, mask)
+    if dropout_p > 0.0:
+        w = dropout(w, dropout_p, True)
+    return lc.matmul(w, v), w  # (N, heads, L, head_dim)
