@@ -403,8 +403,10 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
     def gelu_cdf_parts(x: Any) -> tuple[Any, Any]:
         """(h, e) for float32 ``x``: h = Phi(-|x|) from an erfc approximation, e = exp(-x^2 / 2).
 
-        erfc(a) = t P(t) exp(-a^2), t = 1 / (1 + p a) (Abramowitz and Stegun 7.1.26, |error| < 1.5e-7):
-        SciPy's erf takes about 55 ns an element in float32 here, this about 8; float64 keeps SciPy's.
+        erfc(a) = t P(t) exp(-a^2), t = 1 / (1 + p a) (Abramowitz and Stegun 7.1.26, |error| < 1.5e-7);
+        with P evaluated in float32, Phi is within 3e-7 (measured; SciPy's float32 erf gives 1e-7), so
+        GELU within 3e-7 |x| plus rounding. SciPy's erf took 8 ms per 262k float32 elements here, this
+        3 ms, most of it the one ``exp``; float64 keeps SciPy's erf (the composed numbers bit for bit).
         """
         a = np.abs(x)
         a *= _SQRT1_2
