@@ -485,26 +485,31 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         # batched products on transposed views leave BLAS for a slow loop: one copy is cheaper
         return np.matmul(np.ascontiguousarray(a), np.ascontiguousarray(b))
 
+    def t_bmm(a: Any, b: Any) -> Any:
+        """a^T @ b for batches of matrices, as (b^T @ a)^T: only the narrow operand ``b`` is transposed
+        and copied, never the (L, S) attention matrix ``a``."""
+        return np.ascontiguousarray(np.swapaxes(bmm(np.swapaxes(b, -1, -2), a), -1, -2))
+
     def sdpa(q: Any, k: Any, v: Any, scale: float, causal: bool) -> tuple[Any, Any]:
-        s = bmm(q, np.swapaxes(k, -1, -2))
-        if s.dtype.kind != "f" or s.size == 0:
+        if q.dtype.kind != "f" or q.size == 0 or k.size == 0:
             return KERNELS["scaled_dot_product_attention"].default(fallback, q, k, v, scale, causal)
-        s *= scale
+        # the scale on q (L x E), not on the (L x S) scores: one pass fewer, the same within rounding
+        s = np.matmul(np.multiply(q, scale, dtype=q.dtype), np.ascontiguousarray(np.swapaxes(k, -1, -2)))
         if causal:
             s += causal_add(s.shape[-2], s.shape[-1], s.dtype)
         w = softmax_rows(s.reshape(-1, s.shape[-1])).reshape(s.shape)
         return bmm(w, v), w
 
     def sdpa_grad(gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float) -> tuple[Any, Any, Any]:
-        gv = bmm(np.swapaxes(w, -1, -2), gy)
-        dw = bmm(gy, np.swapaxes(v, -1, -2))
-        if w.size == 0:
+        if w.size == 0 or q.size == 0:
             return KERNELS["scaled_dot_product_attention_grad"].default(fallback, gy, q, k, v, w, scale)
+        gv = t_bmm(w, gy)
+        dw = bmm(gy, np.swapaxes(v, -1, -2))
         ds = (dw * w).reshape(-1, w.shape[-1])
         dw -= row_sums(ds).reshape((*w.shape[:-1], 1))
         dw *= w
         dw *= scale
-        return bmm(dw, k), bmm(np.swapaxes(dw, -1, -2), q), gv
+        return bmm(dw, k), t_bmm(dw, q), gv
 
     def cross_entropy(x: Any, target: Any, ignore_index: int, smoothing: float) -> tuple[Any, Any]:
         if x.dtype.kind != "f" or x.ndim != 2 or x.shape[1] == 0:
