@@ -237,3 +237,22 @@ def test_fused_cross_entropy_gradients_and_composed_semantics(device, reduction,
     rows = ((1 - smoothing) * -picked + smoothing / 4 * -lc.sum(logp, axis=1)) * valid
     want = {"none": rows, "sum": lc.sum(rows), "mean": lc.sum(rows) / lc.sum(valid)}[reduction]
     np.testing.assert_allclose(fn(x).detach().to("numpy").numpy(), want.detach().to("numpy").numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_packed_self_attention_matches_the_composed_path_with_gradients(device, causal):
+    import lucid_nn as nn
+
+    _needs_f64(device)
+    lc.manual_seed(0)
+    m = nn.MultiheadAttention(6, 2, batch_first=True, device=device, dtype=lc.float64)
+    x = _f64(device, 2, 4, 6)
+
+    def fused(t):  # self-attention without weights: the packed kernel path
+        return m(t, t, t, need_weights=False, is_causal=causal)[0]
+
+    mask = lc.triu(lc.full((4, 4), -math.inf, dtype=lc.float64, device=device), k=1) if causal else None
+    want = m(x, x, x, need_weights=True, attn_mask=mask)[0]  # the composed ops
+    np.testing.assert_allclose(fused(x).detach().to("numpy").numpy(), want.detach().to("numpy").numpy(), atol=1e-12)
+    assert lc.gradcheck(fused, [x])
+    assert lc.gradgradcheck(fused, [x])

@@ -86,15 +86,53 @@ class _Attention(lc.Function):
             w = lc.asarray(ctx.weights, device=q.device)
             gq, gk, gv = _AttentionGrad.apply(gy, q, k, v, w, scale)
         else:
-            scores = lc.matmul(q, lc.matrix_transpose(k)) * scale
-            mask = _causal_mask(q.shape[-2], k.shape[-2], scores.dtype, scores.device) if causal else None
-            w = softmax(scores if mask is None else scores + mask, dim=-1)
-            gv = lc.matmul(lc.matrix_transpose(w), gy)
-            dw = lc.matmul(gy, lc.matrix_transpose(v))
-            ds = w * (dw - lc.sum(dw * w, axis=-1, keepdims=True)) * scale
-            gq, gk = lc.matmul(ds, k), lc.matmul(lc.matrix_transpose(ds), q)
+            gq, gk, gv = _attention_grads(gy, q, k, v, scale, causal)
         need = ctx.needs_input_grad
         return (gq if need[0] else None), (gk if need[1] else None), (gv if need[2] else None), None, None
+
+
+def _attention_grads(gy: Tensor, q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool) -> tuple[Tensor, ...]:
+    """(gq, gk, gv) of attention in Lucid ops, the weights recomputed: differentiable again (create_graph)."""
+    scores = lc.matmul(q, lc.matrix_transpose(k)) * scale
+    mask = _causal_mask(q.shape[-2], k.shape[-2], scores.dtype, scores.device) if causal else None
+    w = softmax(scores if mask is None else scores + mask, dim=-1)
+    gv = lc.matmul(lc.matrix_transpose(w), gy)
+    dw = lc.matmul(gy, lc.matrix_transpose(v))
+    ds = w * (dw - lc.sum(dw * w, axis=-1, keepdims=True)) * scale
+    return lc.matmul(ds, k), lc.matmul(lc.matrix_transpose(ds), q), gv
+
+
+class _PackedAttention(lc.Function):
+    """``_Attention`` on q, k, v stacked along a leading axis of 3 (one self-attention projection): the same
+    kernels; backward returns one (3, ...) gradient instead of three to scatter into zeros."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, qkv, scale, causal):
+        out, ctx.weights = kernels.call(
+            ctx.device, "scaled_dot_product_attention", qkv[0], qkv[1], qkv[2], scale, causal
+        )
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        qkv, scale, causal = ctx.inputs
+        if not lc.is_grad_enabled():
+            return _PackedAttentionGrad.apply(gy, qkv, lc.asarray(ctx.weights, device=qkv.device), scale), None, None
+        return lc.stack(_attention_grads(gy, *lc.unstack(qkv), scale, causal)), None, None
+
+
+class _PackedAttentionGrad(lc.Function):
+    """The (3, ...) gradient of ``_PackedAttention`` (the ``scaled_dot_product_attention_grad`` kernel)."""
+
+    native = True
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, gy, qkv, w, scale):
+        grads = kernels.call(ctx.device, "scaled_dot_product_attention_grad", gy, qkv[0], qkv[1], qkv[2], w, scale)
+        return ctx.xp.stack(grads)
 
 
 class _AttentionGrad(lc.Function):
@@ -246,6 +284,28 @@ def multi_head_attention_forward(
     if key.shape[:2] != value.shape[:2] or key.shape[1] != batch:
         raise ValueError(f"{name}: key {key.shape} and value {value.shape} must match in (S, N) and N must be {batch}")
     head_dim = embed_dim // num_heads
+    if (
+        query is key
+        and key is value
+        and not use_separate_proj_weight
+        and in_proj_weight is not None
+        and bias_k is None
+        and bias_v is None
+        and not add_zero_attn
+        and key_padding_mask is None
+        and attn_mask is None
+        and not need_weights
+        and not (dropout_p > 0.0 and training)
+        and query.dtype.kind == "f"
+        and query.size
+        and in_proj_weight.dtype is query.dtype
+    ):
+        # self-attention from one packed projection: q, k, v stay one tensor, so backward builds one
+        # gradient array (three slices' gradients would each be scattered into zeros and summed)
+        qkv = linear(query, in_proj_weight, in_proj_bias)
+        qkv = lc.permute_dims(lc.reshape(qkv, (length, batch, 3, num_heads, head_dim)), (2, 1, 3, 0, 4))
+        out = _PackedAttention.apply(qkv, 1.0 / math.sqrt(head_dim), bool(is_causal))
+        return _finish(out, None, length, batch, embed_dim, out_proj_weight, out_proj_bias, unbatched)
     q, k, v = _in_projection(
         query, key, value, embed_dim, in_proj_weight, in_proj_bias, use_separate_proj_weight,
         q_proj_weight, k_proj_weight, v_proj_weight,
@@ -302,15 +362,29 @@ def multi_head_attention_forward(
         out = fused
     else:
         out, w = _weighted_values(q, k, v, head_dim, mask, need_weights, dropout_p if training else 0.0)
-    out = lc.reshape(lc.permute_dims(out, (2, 0, 1, 3)), (length, batch, embed_dim))
-    out = linear(out, out_proj_weight, out_proj_bias)
     weights = None
     if need_weights:
         weights = lc.mean(w, axis=1) if average_attn_weights else w
-        if unbatched:
-            weights = lc.squeeze(weights, axis=0)
+    return _finish(out, weights, length, batch, embed_dim, out_proj_weight, out_proj_bias, unbatched)
+
+
+def _finish(
+    out: Tensor,
+    weights: Tensor | None,
+    length: int,
+    batch: int,
+    embed_dim: int,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    unbatched: bool,
+) -> tuple[Tensor, Tensor | None]:
+    """(N, heads, L, head_dim) attention output -> the projected (L, N, E) output, and the weights."""
+    out = lc.reshape(lc.permute_dims(out, (2, 0, 1, 3)), (length, batch, embed_dim))
+    out = linear(out, out_proj_weight, out_proj_bias)
     if unbatched:
         out = lc.squeeze(out, axis=1)
+        if weights is not None:
+            weights = lc.squeeze(weights, axis=0)
     return out, weights
 
 
