@@ -494,7 +494,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         if q.dtype.kind != "f" or q.size == 0 or k.size == 0:
             return KERNELS["scaled_dot_product_attention"].default(fallback, q, k, v, scale, causal)
         # the scale on q (L x E), not on the (L x S) scores: one pass fewer, the same within rounding
-        s = np.matmul(np.multiply(q, scale, dtype=q.dtype), np.ascontiguousarray(np.swapaxes(k, -1, -2)))
+        s = np.matmul(np.multiply(q, scale, dtype=q.dtype, order="C"), np.ascontiguousarray(np.swapaxes(k, -1, -2)))
         if causal:
             s += causal_add(s.shape[-2], s.shape[-1], s.dtype)
         w = softmax_rows(s.reshape(-1, s.shape[-1])).reshape(s.shape)
