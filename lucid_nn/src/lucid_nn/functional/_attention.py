@@ -111,7 +111,7 @@ class _PackedAttention(lc.Function):
     @staticmethod
     def forward(ctx, qkv, scale, causal):
         out, ctx.weights = kernels.call(
-            ctx.device, "scaled_dot_product_attention", qkv[0], qkv[1], qkv[2], scale, causal
+            ctx.device, "scaled_dot_product_attention", qkv[0, ...], qkv[1, ...], qkv[2, ...], scale, causal
         )
         return out
 
@@ -131,7 +131,9 @@ class _PackedAttentionGrad(lc.Function):
 
     @staticmethod
     def forward(ctx, gy, qkv, w, scale):
-        grads = kernels.call(ctx.device, "scaled_dot_product_attention_grad", gy, qkv[0], qkv[1], qkv[2], w, scale)
+        grads = kernels.call(
+            ctx.device, "scaled_dot_product_attention_grad", gy, qkv[0, ...], qkv[1, ...], qkv[2, ...], w, scale
+        )
         return ctx.xp.stack(grads)
 
 
