@@ -10,6 +10,8 @@ W5 Transformer encoder block (batch 16, sequence 64, d_model 128, 4 heads, feed-
 W6 peak memory of one steady-state W1 and W5 step (see ``peak_memory``);
 MNIST pytorch/examples' MNIST net train step (batch 64, conv 3x3 1->32, conv 3x3 32->64, 2x2 max-pool, dropout,
    linear 9216->128->10, log-softmax, NLL loss, Adadelta lr 1.0); only when named in ``--only``.
+GPT a nanoGPT-shaped character model train step (batch 16, block 64, vocabulary 65, 2 layers, d_model 64,
+   4 heads, pre-LN, exact GELU, causal ``scaled_dot_product_attention``, tied embedding, dropout 0, AdamW).
 
 Every timed workload builds one step function per framework, then runs the frameworks in alternating
 cycles (lucid numpy, lucid mlx, torch, lucid numpy, ...) so machine noise hits each alike; the table
@@ -17,7 +19,7 @@ shows medians and the Lucid/PyTorch ratio of the same run. PyTorch and NumPy's B
 number of threads (all cores unless ``--threads N``); on a small shared machine ``--threads 1`` avoids
 their thread pools spinning against each other. Results and method: benchmarks/RESULTS.md. Run:
 ``python benchmarks/bench_workloads.py [--quick] [--threads N] [--cycles N] [--device numpy] [--only W1,W3]
-[--isolate]``; ``--isolate`` runs W1, W2, W5 and MNIST with each framework in its own worker process (its own
+[--isolate]``; ``--isolate`` runs W1, W2, W5, MNIST and GPT with each framework in its own worker process (its own
 allocator and thread pools), as a user runs them.
 """
 
@@ -87,13 +89,69 @@ def _mnist(mod: Any, device: Any = None) -> Any:
 
 
 CLASSIFIERS = {"W1": (_mlp, (128, 784)), "W2": (_cnn, (64, 1, 28, 28)), "MNIST": (_mnist, (64, 1, 28, 28))}
+GPT_SHAPE = {"batch": 16, "block": 64, "vocab": 65, "layers": 2, "dim": 64, "heads": 4}
+
+
+def _gpt(mod: Any, func: Any, device: Any = None) -> Any:
+    """nanoGPT's model.py at a small size, written once for both frameworks' PyTorch-style modules."""
+    kw = {} if device is None else {"device": device}
+    g = GPT_SHAPE
+    dim, heads = g["dim"], g["heads"]
+
+    class Block(mod.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ln_1 = mod.LayerNorm(dim, **kw)
+            self.c_attn = mod.Linear(dim, 3 * dim, **kw)
+            self.c_proj = mod.Linear(dim, dim, **kw)
+            self.ln_2 = mod.LayerNorm(dim, **kw)
+            self.c_fc = mod.Linear(dim, 4 * dim, **kw)
+            self.gelu = mod.GELU()
+            self.mlp_proj = mod.Linear(4 * dim, dim, **kw)
+
+        def forward(self, x: Any) -> Any:
+            b, t, c = x.shape
+            q, k, v = self.c_attn(self.ln_1(x)).split(dim, dim=2)
+            q, k, v = (z.reshape(b, t, heads, c // heads).transpose(1, 2) for z in (q, k, v))
+            y = func.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.c_proj(y.transpose(1, 2).reshape(b, t, c))
+            return x + self.mlp_proj(self.gelu(self.c_fc(self.ln_2(x))))
+
+    class GPT(mod.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.wte = mod.Embedding(g["vocab"], dim, **kw)
+            self.wpe = mod.Embedding(g["block"], dim, **kw)
+            self.blocks = mod.ModuleList([Block() for _ in range(g["layers"])])
+            self.ln_f = mod.LayerNorm(dim, **kw)
+            self.lm_head = mod.Linear(dim, g["vocab"], bias=False, **kw)
+            self.wte.weight = self.lm_head.weight  # tied, as nanoGPT
+
+        def forward(self, idx: Any, pos: Any, targets: Any) -> Any:
+            x = self.wte(idx) + self.wpe(pos)
+            for block in self.blocks:
+                x = block(x)
+            logits = self.lm_head(self.ln_f(x))
+            return func.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+    return GPT()
 
 
 # -- step builders ----------------------------------------------------------------------------------
 def lucid_train_step(workload: str, device: str) -> Step:
     """One train step (zero_grad, forward, loss, backward, optimizer step) of ``workload`` on Lucid."""
     lc.manual_seed(0)
-    if workload == "W5":
+    if workload == "GPT":
+        model = _gpt(nn, F, device)
+        shape = (GPT_SHAPE["batch"], GPT_SHAPE["block"])
+        idx = lc.randint(0, GPT_SHAPE["vocab"], shape, device=device)
+        targets = lc.randint(0, GPT_SHAPE["vocab"], shape, device=device)
+        pos = lc.arange(GPT_SHAPE["block"], device=device)
+        opt = optim.AdamW(model.parameters(), lr=1e-3)
+
+        def loss_fn() -> lc.Tensor:
+            return model(idx, pos, targets)
+    elif workload == "W5":
         model = _encoder(nn, device)
         x = lc.randn(16, 64, 128, device=device)
         opt = optim.Adam(model.parameters(), lr=1e-3)
@@ -130,7 +188,17 @@ def lucid_train_step(workload: str, device: str) -> Step:
 def torch_train_step(workload: str) -> Step:
     """The same train step on PyTorch CPU."""
     torch.manual_seed(0)
-    if workload == "W5":
+    if workload == "GPT":
+        model = _gpt(torch.nn, torch.nn.functional)
+        shape = (GPT_SHAPE["batch"], GPT_SHAPE["block"])
+        idx = torch.randint(0, GPT_SHAPE["vocab"], shape)
+        targets = torch.randint(0, GPT_SHAPE["vocab"], shape)
+        pos = torch.arange(GPT_SHAPE["block"])
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+        def loss_fn() -> Any:
+            return model(idx, pos, targets)
+    elif workload == "W5":
         model = _encoder(torch.nn)
         x = torch.randn(16, 64, 128)
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -333,7 +401,7 @@ def peak_memory(workload: str, framework: str, steps: int = 3) -> float | None:
 
 
 # -- report -----------------------------------------------------------------------------------------
-TARGETS = {"W1": 1.5, "W2": 2.5, "W3": 1.5, "W5": 2.0, "W6 W1": 1.5, "MNIST": 1.2}
+TARGETS = {"W1": 1.5, "W2": 2.5, "W3": 1.5, "W5": 2.0, "W6 W1": 1.5, "MNIST": 1.2, "GPT": 1.2}
 
 
 def _fmt(v: float | None, unit: str) -> str:
@@ -377,8 +445,8 @@ def main() -> None:
     parser.add_argument(
         "--threads", type=int, default=None, help="BLAS and PyTorch threads, the same for both (default: all cores)"
     )
-    parser.add_argument("--only", default="W1,W2,W3,W4,W5,W6", help="comma-separated workloads to run")
-    parser.add_argument("--isolate", action="store_true", help="W1, W2, W5: each framework in its own worker process")
+    parser.add_argument("--only", default="W1,W2,W3,W4,W5,W6,GPT", help="comma-separated workloads to run")
+    parser.add_argument("--isolate", action="store_true", help="W1, W2, W5, GPT: each framework in its own process")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: serve one framework's step
     args = parser.parse_args()
     if args.worker:
@@ -405,6 +473,7 @@ def main() -> None:
         ("W2", "W2 CNN train step"),
         ("W5", "W5 Transformer block step"),
         ("MNIST", "MNIST example net train step"),
+        ("GPT", "GPT (nanoGPT-shaped) train step"),
     ):
         if w not in only:
             continue

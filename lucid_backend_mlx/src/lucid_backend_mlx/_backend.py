@@ -96,6 +96,7 @@ class MLXBackend(Backend):
             "setitem": setitem,
             "cumulative_prod": cumulative_prod,
             **cnn_kernels(mx, self),
+            **_nn_kernels(mx, self),
         }
 
     def make_device(self, type: str) -> Device:  # noqa: A002
@@ -210,3 +211,36 @@ def gpu_available(mx: Any) -> bool:
         except Exception:  # noqa: BLE001 - a build without that module has no such GPU
             continue
     return False
+
+
+def _nn_kernels(mx: Any, backend: Any) -> dict[str, Any]:
+    """Fused nn kernels mapped to MLX's own (``mx.fast.layer_norm``, ``mx.fast.scaled_dot_product_attention``)
+    for float32; other dtypes (float64 is float32-accurate in MLX's fused kernels) take the composed defaults.
+    What backward needs besides the output (mean and rstd, attention weights) stays a lazy expression,
+    computed only when a backward reads it."""
+    import types
+
+    from lucid_core.kernels import KERNELS
+
+    composed = types.SimpleNamespace(xp=backend.xp, backend=backend)  # the composed defaults, MLX namespace
+
+    def layer_norm(x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any]:
+        if x.dtype != mx.float32 or x.ndim == 0:
+            return KERNELS["layer_norm"].default(composed, x, weight, bias, eps)
+        mean = mx.mean(x, axis=-1, keepdims=True)
+        rstd = mx.rsqrt(mx.var(x, axis=-1, keepdims=True) + eps)
+        return mx.fast.layer_norm(x, weight, bias, eps), mean, rstd
+
+    def sdpa(q: Any, k: Any, v: Any, scale: float, causal: bool) -> tuple[Any, Any]:
+        # MLX's fused kernel takes (B, heads, T, D); its causal mask is aligned bottom-right, Lucid's
+        # (PyTorch's) top-left: the same only for as many queries as keys
+        if q.dtype != mx.float32 or q.ndim != 4 or (causal and q.shape[-2] != k.shape[-2]):
+            return KERNELS["scaled_dot_product_attention"].default(composed, q, k, v, scale, causal)
+        out = mx.fast.scaled_dot_product_attention(q, k, v, scale=scale, mask="causal" if causal else None)
+        s = mx.matmul(q, mx.swapaxes(k, -1, -2)) * scale
+        if causal:
+            keep = mx.arange(s.shape[-1])[None, :] <= mx.arange(s.shape[-2])[:, None]
+            s = mx.where(keep, s, mx.array(-float("inf"), dtype=s.dtype))
+        return out, mx.softmax(s, axis=-1, precise=True)
+
+    return {"layer_norm": layer_norm, "scaled_dot_product_attention": sdpa}

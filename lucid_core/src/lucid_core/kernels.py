@@ -345,6 +345,105 @@ _CNN_KERNELS = (
     ),
     Kernel("relu", "(x) -> array", "max(x, 0), element-wise (NaN stays NaN).", _relu),
 )
+# -- fused nn kernels (layer_norm, gelu, attention, cross_entropy): composed defaults -----------------
+# Each forward returns what its gradient kernel needs; the gradient kernels serve first-order backward
+# only (the ops compose their gradients in Lucid ops when a graph of the gradient is wanted).
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _layer_norm(device: Any, x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any]:
+    xp = device.xp
+    mean = xp.mean(x, axis=-1, keepdims=True)
+    d = x - mean
+    rstd = 1.0 / xp.sqrt(xp.mean(d * d, axis=-1, keepdims=True) + eps)
+    y = d * rstd
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y, mean, rstd
+
+
+def _layer_norm_grad(device: Any, gy: Any, x: Any, mean: Any, rstd: Any, weight: Any) -> tuple[Any, Any, Any]:
+    xp = device.xp
+    xhat = (x - mean) * rstd
+    g = gy if weight is None else gy * weight
+    a = xp.mean(g, axis=-1, keepdims=True)
+    b = xp.mean(g * xhat, axis=-1, keepdims=True)
+    gx = (g - a - xhat * b) * rstd
+    lead = tuple(range(x.ndim - 1))
+    return gx, xp.sum(gy * xhat, axis=lead), xp.sum(gy, axis=lead)
+
+
+def _gelu(device: Any, x: Any, approximate: str) -> Any:
+    xp = device.xp
+    if approximate == "tanh":
+        return x * 0.5 * (1.0 + xp.tanh((x + 0.044715 * x * x * x) * _SQRT_2_PI))
+    return x * 0.5 * (1.0 + call(device, "erf", x * _SQRT1_2))
+
+
+def _gelu_grad(device: Any, gy: Any, x: Any, approximate: str) -> Any:
+    xp = device.xp
+    if approximate == "tanh":
+        t = xp.tanh((x + 0.044715 * x * x * x) * _SQRT_2_PI)
+        return gy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * _SQRT_2_PI * (1.0 + 3.0 * 0.044715 * x * x))
+    cdf = 0.5 * (1.0 + call(device, "erf", x * _SQRT1_2))
+    return gy * (cdf + x * xp.exp(-0.5 * x * x) * _INV_SQRT_2PI)
+
+
+def _causal_keep(xp: Any, length: int, source: int) -> Any:
+    """(L, S) bool: key j is visible to query i when j <= i (top-left aligned)."""
+    return xp.reshape(xp.arange(source), (1, source)) <= xp.reshape(xp.arange(length), (length, 1))
+
+
+def _sdpa(device: Any, q: Any, k: Any, v: Any, scale: float, causal: bool) -> tuple[Any, Any]:
+    xp = device.xp
+    s = xp.matmul(q, xp.matrix_transpose(k)) * scale
+    if causal:
+        s = xp.where(_causal_keep(xp, s.shape[-2], s.shape[-1]), s, xp.full((), -math.inf, dtype=s.dtype))
+    w = call(device, "softmax", s, s.ndim - 1)
+    return xp.matmul(w, v), w
+
+
+def _sdpa_grad(device: Any, gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float) -> tuple[Any, Any, Any]:
+    xp = device.xp
+    gv = xp.matmul(xp.matrix_transpose(w), gy)
+    dw = xp.matmul(gy, xp.matrix_transpose(v))
+    ds = w * (dw - xp.sum(dw * w, axis=-1, keepdims=True)) * scale
+    return xp.matmul(ds, k), xp.matmul(xp.matrix_transpose(ds), q), gv
+
+
+def _class_hits(xp: Any, target: Any, ignore_index: int, c: int) -> tuple[Any, Any]:
+    """(valid rows (N,), one-hot (N, C) bool of each valid row's class)."""
+    valid = target != ignore_index
+    safe = xp.where(valid, target, xp.zeros_like(target))
+    return valid, xp.reshape(xp.arange(c), (1, c)) == xp.reshape(safe, (-1, 1))
+
+
+def _cross_entropy(device: Any, x: Any, target: Any, ignore_index: int, smoothing: float) -> tuple[Any, Any]:
+    xp = device.xp
+    c = x.shape[1]
+    logp = call(device, "log_softmax", x, 1)
+    valid, hit = _class_hits(xp, target, ignore_index, c)
+    zero = xp.zeros_like(logp)
+    loss = -xp.sum(xp.where(hit, logp, zero), axis=1)
+    if smoothing:
+        loss = loss * (1.0 - smoothing) + (-xp.sum(logp, axis=1)) * (smoothing / c)
+    # ignored rows add 0 even when the logit they stand in for is -inf (0 * inf would be NaN)
+    return xp.where(valid, loss, xp.zeros_like(loss)), logp
+
+
+def _cross_entropy_grad(device: Any, g: Any, logp: Any, target: Any, ignore_index: int, smoothing: float) -> Any:
+    xp = device.xp
+    c = logp.shape[1]
+    _, hit = _class_hits(xp, target, ignore_index, c)
+    v = -xp.reshape(g, (-1, 1))
+    gl = xp.where(hit, v * (1.0 - smoothing) if smoothing else v, xp.zeros_like(logp))
+    if smoothing:
+        gl = gl + v * (smoothing / c)
+    return gl - xp.exp(logp) * xp.sum(gl, axis=1, keepdims=True)
 
 
 #: Unary ops whose forward a backend may replace by name: ``(x) -> array``, default ``xp.<name>``.
@@ -447,6 +546,56 @@ KERNELS: dict[str, Kernel] = {
             _conv_weight_grad,
         ),
         *_CNN_KERNELS,
+        # -- fused nn kernels: layer_norm, gelu, attention, cross_entropy --
+        Kernel(
+            "layer_norm",
+            "(x, weight, bias, eps: float) -> (array, array, array)",
+            "(y, mean, rstd): ``x`` normalised over its last axis, times ``weight`` plus ``bias`` (each (D,) or "
+            "None); ``mean`` and ``rstd`` = 1/sqrt(var + eps) keep the reduced axis (biased variance).",
+            _layer_norm,
+        ),
+        Kernel(
+            "layer_norm_grad",
+            "(gy, x, mean, rstd, weight) -> (array, array, array)",
+            "(gx, gweight, gbias) of ``layer_norm`` for output gradient ``gy``; the parameter gradients sum over "
+            "every leading axis (returned whether or not the layer has a weight and bias).",
+            _layer_norm_grad,
+        ),
+        Kernel(
+            "gelu",
+            "(x, approximate: str) -> array",
+            "x * Phi(x): ``approximate`` 'none' (erf) or 'tanh'; float32 may be 1.5e-7 off, float64 is exact.",
+            _gelu,
+        ),
+        Kernel(
+            "gelu_grad", "(gy, x, approximate: str) -> array", "``gy`` times the derivative of ``gelu``.", _gelu_grad
+        ),
+        Kernel(
+            "scaled_dot_product_attention",
+            "(q, k, v, scale: float, causal: bool) -> (array, array)",
+            "(out, weights): weights = softmax(q @ k^T * scale) over the last axis, keys after each query "
+            "masked out when ``causal`` (top-left aligned), out = weights @ v; q, k, v share batch axes.",
+            _sdpa,
+        ),
+        Kernel(
+            "scaled_dot_product_attention_grad",
+            "(gy, q, k, v, weights, scale: float) -> (array, array, array)",
+            "(gq, gk, gv) of ``scaled_dot_product_attention`` for output gradient ``gy``.",
+            _sdpa_grad,
+        ),
+        Kernel(
+            "cross_entropy",
+            "(x, target, ignore_index: int, label_smoothing: float) -> (array, array)",
+            "(loss, logp) for (N, C) logits and (N,) class indices: each row's loss (0 at ``ignore_index``; "
+            "with smoothing (1 - s) * nll + s / C * -sum(logp)) and log_softmax(x).",
+            _cross_entropy,
+        ),
+        Kernel(
+            "cross_entropy_grad",
+            "(g, logp, target, ignore_index: int, label_smoothing: float) -> array",
+            "The (N, C) gradient of ``cross_entropy``'s row losses for row gradients ``g`` (N,), from its ``logp``.",
+            _cross_entropy_grad,
+        ),
     )
 }
 

@@ -2,8 +2,8 @@
 
 Devices: ``torch:cpu`` and, when CUDA is available, ``torch:gpu`` (the default then). PyTorch's
 own kernels replace Lucid's generic ones where they exist (einsum, erf, logsumexp, the scatter-add
-behind indexing gradients, convolutions and their two gradient products), and random numbers come
-from a ``torch.Generator`` per device.
+behind indexing gradients, convolutions and their two gradient products, softmax, layer norm, GELU),
+and random numbers come from a ``torch.Generator`` per device.
 """
 
 from __future__ import annotations
@@ -46,6 +46,11 @@ class TorchBackend(ArrayAPIBackend):
             logsumexp=lambda x, axes, keepdims: torch.logsumexp(x, dim=axes, keepdim=keepdims) if axes else x,
             index_add=self._index_add,
             **_conv_kernels(torch),
+            # the fused nn kernels (lucid_core.kernels): PyTorch's own, same contracts
+            softmax=lambda x, axis: torch.softmax(x, dim=axis),
+            log_softmax=lambda x, axis: torch.log_softmax(x, dim=axis),
+            layer_norm=lambda x, weight, bias, eps: torch.native_layer_norm(x, x.shape[-1:], weight, bias, eps),
+            gelu=lambda x, approximate: torch.nn.functional.gelu(x, approximate=approximate),
         )
 
     def _index_add(self, z: Any, key: Any, values: Any) -> Any:

@@ -82,12 +82,52 @@ def celu(x: Tensor, alpha: float = 1.0) -> Tensor:
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x), exactly (``"none"``) or with the tanh approximation (``"tanh"``)."""
     _check(x, "gelu")
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    if x.dtype.kind == "f":
+        return _Gelu.apply(x, approximate)
     if approximate == "none":
-        return x * 0.5 * (1.0 + lc.erf(x * (1.0 / math.sqrt(2.0))))
-    if approximate == "tanh":
-        inner = (x + 0.044715 * x * x * x) * math.sqrt(2.0 / math.pi)
-        return x * 0.5 * (1.0 + lc.tanh(inner))
-    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        return x * 0.5 * (1.0 + lc.erf(x * _SQRT1_2))
+    return x * 0.5 * (1.0 + lc.tanh((x + 0.044715 * x * x * x) * _SQRT_2_PI))
+
+
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+class _Gelu(Function):
+    """GELU in one node: the ``gelu`` kernel; first-order backward the ``gelu_grad`` kernel, and with
+    ``create_graph`` the same derivative in Lucid ops (so gradients of every order exist)."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, approximate):
+        return kernels.call(ctx.device, "gelu", x, approximate)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, approximate = ctx.inputs
+        if not lc.is_grad_enabled():
+            return _GeluGrad.apply(gy, x, approximate), None
+        if approximate == "tanh":
+            t = lc.tanh((x + 0.044715 * x * x * x) * _SQRT_2_PI)
+            d = 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * _SQRT_2_PI * (1.0 + 3.0 * 0.044715 * x * x)
+        else:
+            d = 0.5 * (1.0 + lc.erf(x * _SQRT1_2)) + x * lc.exp(-0.5 * x * x) * _INV_SQRT_2PI
+        return gy * d, None
+
+
+class _GeluGrad(Function):
+    """``gy`` times GELU's derivative (the ``gelu_grad`` kernel), where no graph is kept."""
+
+    native = True
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, gy, x, approximate):
+        return kernels.call(ctx.device, "gelu_grad", gy, x, approximate)
 
 
 def silu(x: Tensor) -> Tensor:

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 import lucid_core as lc
-from lucid_core import Tensor
+from lucid_core import Tensor, kernels
 
 from ._activation import softmax
 from ._misc import dropout, linear
@@ -49,6 +49,105 @@ def _masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
     return lc.where(dead, zero, w)
 
 
+def _fused_attention(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool) -> Tensor | None:
+    """The ``scaled_dot_product_attention`` kernel where it applies (same batch axes and dtype, floats,
+    no empty axis, a causal mask that leaves every row a key), else None (the composed ops)."""
+    if not (
+        q.ndim == k.ndim == v.ndim
+        and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]
+        and q.dtype is k.dtype is v.dtype
+        and q.dtype.kind == "f"
+        and q.size
+        and k.size
+        and v.size
+    ):
+        return None
+    return _Attention.apply(q, k, v, scale, causal)
+
+
+class _Attention(lc.Function):
+    """softmax(q @ k^T * scale [+ causal mask]) @ v in one node: the ``scaled_dot_product_attention`` kernel.
+
+    First-order backward is the ``scaled_dot_product_attention_grad`` kernel on the saved weights;
+    with ``create_graph`` the weights are recomputed and the gradient written in Lucid ops.
+    """
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, q, k, v, scale, causal):
+        out, ctx.weights = kernels.call(ctx.device, "scaled_dot_product_attention", q, k, v, scale, causal)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        q, k, v, scale, causal = ctx.inputs
+        if not lc.is_grad_enabled():
+            w = lc.asarray(ctx.weights, device=q.device)
+            gq, gk, gv = _AttentionGrad.apply(gy, q, k, v, w, scale)
+        else:
+            gq, gk, gv = _attention_grads(gy, q, k, v, scale, causal)
+        need = ctx.needs_input_grad
+        return (gq if need[0] else None), (gk if need[1] else None), (gv if need[2] else None), None, None
+
+
+def _attention_grads(gy: Tensor, q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool) -> tuple[Tensor, ...]:
+    """(gq, gk, gv) of attention in Lucid ops, the weights recomputed: differentiable again (create_graph)."""
+    scores = lc.matmul(q, lc.matrix_transpose(k)) * scale
+    mask = _causal_mask(q.shape[-2], k.shape[-2], scores.dtype, scores.device) if causal else None
+    w = softmax(scores if mask is None else scores + mask, dim=-1)
+    gv = lc.matmul(lc.matrix_transpose(w), gy)
+    dw = lc.matmul(gy, lc.matrix_transpose(v))
+    ds = w * (dw - lc.sum(dw * w, axis=-1, keepdims=True)) * scale
+    return lc.matmul(ds, k), lc.matmul(lc.matrix_transpose(ds), q), gv
+
+
+class _PackedAttention(lc.Function):
+    """``_Attention`` on q, k, v stacked along a leading axis of 3 (one self-attention projection): the same
+    kernels; backward returns one (3, ...) gradient instead of three to scatter into zeros."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, qkv, scale, causal):
+        out, ctx.weights = kernels.call(
+            ctx.device, "scaled_dot_product_attention", qkv[0, ...], qkv[1, ...], qkv[2, ...], scale, causal
+        )
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        qkv, scale, causal = ctx.inputs
+        if not lc.is_grad_enabled():
+            return _PackedAttentionGrad.apply(gy, qkv, lc.asarray(ctx.weights, device=qkv.device), scale), None, None
+        return lc.stack(_attention_grads(gy, *lc.unstack(qkv), scale, causal)), None, None
+
+
+class _PackedAttentionGrad(lc.Function):
+    """The (3, ...) gradient of ``_PackedAttention`` (the ``scaled_dot_product_attention_grad`` kernel)."""
+
+    native = True
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, gy, qkv, w, scale):
+        grads = kernels.call(
+            ctx.device, "scaled_dot_product_attention_grad", gy, qkv[0, ...], qkv[1, ...], qkv[2, ...], w, scale
+        )
+        return ctx.xp.stack(grads)
+
+
+class _AttentionGrad(lc.Function):
+    """(gq, gk, gv) of ``_Attention`` from its weights (the ``scaled_dot_product_attention_grad`` kernel)."""
+
+    native = True
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, gy, q, k, v, w, scale):
+        return kernels.call(ctx.device, "scaled_dot_product_attention_grad", gy, q, k, v, w, scale)
+
+
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -88,6 +187,10 @@ def scaled_dot_product_attention(
         value = lc.repeat(value, hq // hk, axis=value.ndim - 3)
     length, source = query.shape[-2], key.shape[-2]
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    if attn_mask is None and dropout_p == 0.0:
+        fused = _fused_attention(query, key, value, s, is_causal)
+        if fused is not None:
+            return fused
     scores = lc.matmul(query, lc.matrix_transpose(key)) * s
     mask = None
     if is_causal:
@@ -183,6 +286,28 @@ def multi_head_attention_forward(
     if key.shape[:2] != value.shape[:2] or key.shape[1] != batch:
         raise ValueError(f"{name}: key {key.shape} and value {value.shape} must match in (S, N) and N must be {batch}")
     head_dim = embed_dim // num_heads
+    if (
+        query is key
+        and key is value
+        and not use_separate_proj_weight
+        and in_proj_weight is not None
+        and bias_k is None
+        and bias_v is None
+        and not add_zero_attn
+        and key_padding_mask is None
+        and attn_mask is None
+        and not need_weights
+        and not (dropout_p > 0.0 and training)
+        and query.dtype.kind == "f"
+        and query.size
+        and in_proj_weight.dtype is query.dtype
+    ):
+        # self-attention from one packed projection: q, k, v stay one tensor, so backward builds one
+        # gradient array (three slices' gradients would each be scattered into zeros and summed)
+        qkv = linear(query, in_proj_weight, in_proj_bias)
+        qkv = lc.permute_dims(lc.reshape(qkv, (length, batch, 3, num_heads, head_dim)), (2, 1, 3, 0, 4))
+        out = _PackedAttention.apply(qkv, 1.0 / math.sqrt(head_dim), bool(is_causal))
+        return _finish(out, None, length, batch, embed_dim, out_proj_weight, out_proj_bias, unbatched)
     q, k, v = _in_projection(
         query, key, value, embed_dim, in_proj_weight, in_proj_bias, use_separate_proj_weight,
         q_proj_weight, k_proj_weight, v_proj_weight,
@@ -229,21 +354,51 @@ def multi_head_attention_forward(
     if kpm is not None:
         kpm = lc.reshape(kpm, (batch, 1, 1, kpm.shape[-1]))
         mask = kpm if mask is None else mask + kpm
+    fused = None
+    # the fused kernel knows no mask but the plain causal one (bias_k and add_zero_attn pad it with 0s)
+    plain_causal = is_causal and attn_mask is None and bias_k is None and not add_zero_attn
+    if not need_weights and kpm is None and (mask is None or plain_causal):
+        if not (dropout_p > 0.0 and training):
+            fused = _fused_attention(q, k, v, 1.0 / math.sqrt(head_dim), mask is not None)
+    if fused is not None:
+        out = fused
+    else:
+        out, w = _weighted_values(q, k, v, head_dim, mask, need_weights, dropout_p if training else 0.0)
+    weights = None
+    if need_weights:
+        weights = lc.mean(w, axis=1) if average_attn_weights else w
+    return _finish(out, weights, length, batch, embed_dim, out_proj_weight, out_proj_bias, unbatched)
+
+
+def _finish(
+    out: Tensor,
+    weights: Tensor | None,
+    length: int,
+    batch: int,
+    embed_dim: int,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    unbatched: bool,
+) -> tuple[Tensor, Tensor | None]:
+    """(N, heads, L, head_dim) attention output -> the projected (L, N, E) output, and the weights."""
+    out = lc.reshape(lc.permute_dims(out, (2, 0, 1, 3)), (length, batch, embed_dim))
+    out = linear(out, out_proj_weight, out_proj_bias)
+    if unbatched:
+        out = lc.squeeze(out, axis=1)
+        if weights is not None:
+            weights = lc.squeeze(weights, axis=0)
+    return out, weights
+
+
+def _weighted_values(
+    q: Tensor, k: Tensor, v: Tensor, head_dim: int, mask: Tensor | None, need_weights: bool, dropout_p: float
+) -> tuple[Tensor, Tensor]:
+    """Multi-head attention's (N, heads, L, head_dim) output and weights through the composed ops."""
     scores = lc.matmul(q * (1.0 / math.sqrt(head_dim)), lc.matrix_transpose(k))
     if need_weights:
         w = softmax(scores if mask is None else scores + mask, dim=-1)
     else:
         w = _masked_softmax(scores, mask)
-    if dropout_p > 0.0 and training:
+    if dropout_p > 0.0:
         w = dropout(w, dropout_p, True)
-    out = lc.matmul(w, v)  # (N, heads, L, head_dim)
-    out = lc.reshape(lc.permute_dims(out, (2, 0, 1, 3)), (length, batch, embed_dim))
-    out = linear(out, out_proj_weight, out_proj_bias)
-    weights = None
-    if need_weights:
-        weights = lc.mean(w, axis=1) if average_attn_weights else w
-        if unbatched:
-            weights = lc.squeeze(weights, axis=0)
-    if unbatched:
-        out = lc.squeeze(out, axis=1)
-    return out, weights
+    return lc.matmul(w, v), w  # (N, heads, L, head_dim)

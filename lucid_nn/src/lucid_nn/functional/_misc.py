@@ -8,10 +8,11 @@ __all__ = [
     "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
 ]  # fmt: skip
 
+import math
 from collections.abc import Sequence
 
 import lucid_core as lc
-from lucid_core import Tensor
+from lucid_core import Tensor, kernels
 
 
 def _check(x: object, name: str) -> Tensor:
@@ -358,6 +359,53 @@ def _normalized_axes(
     return ns, tuple(range(x.ndim - k, x.ndim))
 
 
+class _LayerNorm(lc.Function):
+    """Layer norm over the last axis with optional (D,) weight and bias: the ``layer_norm`` kernel.
+
+    First-order backward is the ``layer_norm_grad`` kernel; when the gradient itself must be
+    differentiable (``create_graph``), backward recomputes it from ``x`` in Lucid ops instead.
+    """
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps):
+        y, ctx.mean, ctx.rstd = kernels.call(ctx.device, "layer_norm", x, weight, bias, eps)
+        return y
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, weight, bias, eps = ctx.inputs
+        need_w = weight is not None and weight.requires_grad
+        need_b = bias is not None and bias.requires_grad
+        if lc.is_grad_enabled():
+            mean, var = _moments(x, (x.ndim - 1,))
+            rstd = lc.rsqrt(var + eps)
+            xhat = (x - mean) * rstd
+            g = gy if weight is None else gy * weight
+            gx = (g - lc.mean(g, axis=-1, keepdims=True) - xhat * lc.mean(g * xhat, axis=-1, keepdims=True)) * rstd
+            lead = tuple(range(x.ndim - 1))
+            gw = lc.sum(gy * xhat, axis=lead) if need_w else None
+            gb = lc.sum(gy, axis=lead) if need_b else None
+            return gx, gw, gb, None
+        dev = x.device
+        gx, gw, gb = _LayerNormGrad.apply(
+            gy, x, lc.asarray(ctx.mean, device=dev), lc.asarray(ctx.rstd, device=dev), weight
+        )
+        return gx, gw if need_w else None, gb if need_b else None, None
+
+
+class _LayerNormGrad(lc.Function):
+    """First-order gradients of ``_LayerNorm`` (the ``layer_norm_grad`` kernel), used where no graph is kept."""
+
+    native = True
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, gy, x, mean, rstd, weight):
+        return kernels.call(ctx.device, "layer_norm_grad", gy, x, mean, rstd, weight)
+
+
 def layer_norm(
     x: Tensor,
     normalized_shape: int | Sequence[int],
@@ -368,6 +416,18 @@ def layer_norm(
     """Normalise over the trailing ``normalized_shape`` axes, then scale by ``weight`` and shift by ``bias``."""
     _check(x, "layer_norm")
     ns, axes = _normalized_axes(x, normalized_shape, "layer_norm")
+    if (
+        x.dtype.kind == "f"
+        and x.size
+        and all(p is None or (p.dtype is x.dtype and tuple(p.shape) == ns) for p in (weight, bias))
+    ):
+        # one fused node over the flattened trailing axes (the ``layer_norm`` kernel)
+        d = math.prod(ns)
+        flat = lc.reshape(x, (*x.shape[: x.ndim - len(ns)], d)) if len(ns) > 1 else x
+        w = None if weight is None else (lc.reshape(weight, (d,)) if len(ns) > 1 else weight)
+        b = None if bias is None else (lc.reshape(bias, (d,)) if len(ns) > 1 else bias)
+        y = _LayerNorm.apply(flat, w, b, float(eps))
+        return lc.reshape(y, x.shape) if len(ns) > 1 else y
     mean, var = _moments(x, axes)
     y = (x - mean) * lc.rsqrt(var + eps)
     return _affine(y, weight, bias, ns)
