@@ -62,6 +62,7 @@ from ._registry import (
     unregister_backend,
 )
 from ._tensor import Parameter, Tensor
+from ._threads import get_num_threads, set_num_threads
 from ._typing import DeviceLike, DTypeLike
 from .backend import ArrayAPIBackend, Backend, Device, evaluate
 from .hookspecs import hookimpl
@@ -114,6 +115,7 @@ __all__ = [
     "float16", "float32", "float64", "complex64", "complex128",
     "result_type", "can_cast", "isdtype", "finfo", "iinfo",
     "gradcheck", "gradgradcheck", "GradcheckError",
+    "get_num_threads", "set_num_threads",
     "manual_seed", "initial_seed", "get_rng_state", "set_rng_state", "host_rng",
     "backends", "get_backend", "register_backend", "unregister_backend", "plugin_manager", "hookimpl",
     "register_communicator", "communicators", "communicator_errors",
