@@ -33,7 +33,7 @@ from typing import Any
 
 __all__ = ["MIN_WORK", "num_threads", "parallel_batches", "set_num_threads"]
 
-MIN_WORK = 1 << 18
+MIN_WORK = 1 << 19
 """Elements per thread below which a kernel stays on the calling thread (measured: benchmarks/RESULTS.md)."""
 
 _lock = threading.Lock()
