@@ -283,15 +283,30 @@ def _worker_step(framework: str, workload: str) -> Step:
     return torch_train_step(workload) if framework == "torch" else lucid_train_step(workload, framework)
 
 
+def _warm_up(framework: str) -> None:
+    """One tiny train step with each optimizer the workloads use, so the memory a framework sets up once
+    (autograd engine, optimizer and layer code, thread pools) is in the baseline, not in the workload's peak."""
+    mod: Any = torch if framework == "torch" else __import__("lucid")
+    if framework != "torch":
+        lc.set_default_device(framework)
+    model = mod.nn.Sequential(mod.nn.Conv2d(1, 2, 3), mod.nn.ReLU(), mod.nn.MaxPool2d(2), mod.nn.Flatten(),
+                              mod.nn.Linear(8, 4), mod.nn.LayerNorm(4))  # fmt: skip
+    for opt in (mod.optim.SGD(model.parameters(), lr=0.1, momentum=0.9), mod.optim.Adam(model.parameters()),
+                mod.optim.AdamW(model.parameters()), mod.optim.Adadelta(model.parameters())):  # fmt: skip
+        opt.zero_grad()
+        mod.nn.functional.cross_entropy(model(mod.randn(2, 1, 6, 6)), mod.tensor([0, 1])).backward()
+        opt.step()
+
+
 def serve(framework: str, workload: str) -> None:
     """The worker side of :class:`WorkerStep`: build the step, then time one step per ``run`` line.
 
-    ``mem`` answers the peak RSS since the step was built, above the RSS after the framework's import
-    (its first tensor loads the backend), in bytes; ``ready`` answers ``ready``.
+    ``mem`` answers the peak RSS since the step was built, above the RSS after the framework's import and a
+    tiny warm-up step (:func:`_warm_up`), in bytes; ``ready`` answers ``ready``.
     """
     import time
 
-    (torch.ones(1) if framework == "torch" else lc.ones(1, device=framework)).sum()
+    _warm_up(framework)
     gc.collect()
     base = _proc_status("VmRSS")
     if not _reset_peak_rss():
