@@ -203,3 +203,19 @@ def test_malloc_tuning_on_glibc_and_its_opt_out():
 
 def test_malloc_tuning_runs_once_per_process():
     assert _malloc.tune_malloc() is _malloc.tune_malloc()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_a_forked_child_gets_a_fresh_pool(split_everything):
+    lc.set_num_threads(2)
+    _parallel.parallel_batches(lambda lo, hi: None, 4, 4)  # the parent's pool now has threads
+    pid = os.fork()
+    if pid == 0:  # the child: a split call must not wait on the parent's threads
+        import signal
+
+        signal.alarm(30)  # a hang ends the child (and fails the test) instead of the suite
+        done: list[int] = []
+        _parallel.parallel_batches(lambda lo, hi: done.append(hi - lo), 4, 4)
+        os._exit(0 if sorted(done) == [2, 2] else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

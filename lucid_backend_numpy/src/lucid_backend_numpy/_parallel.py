@@ -102,7 +102,10 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def _after_fork() -> None:
-    # a forked child (DataLoader workers) inherits the pool object but not its threads
+    # a forked child (DataLoader workers) inherits the pool object but not its threads, and a lock
+    # another thread held at the fork would stay held forever
+    global _lock
+    _lock = threading.Lock()
     _state["pool"] = None
     _state["regions"] = 0
 
