@@ -8,10 +8,8 @@ W4 1024x1024 matmul forward+backward (three products) in GFLOP/s, next to NumPy'
 W5 Transformer encoder block (batch 16, sequence 64, d_model 128, 4 heads, feed-forward 512, dropout 0,
    batch_first) train step with Adam on the mean squared output;
 W6 peak memory of one steady-state W1 and W5 step (see ``peak_memory``);
-MNIST pytorch/examples' MNIST net train step (batch 64, conv 3x3 1->32, conv 3x3 32->64, 2x2 max-pool, dropout,
-   linear 9216->128->10, log-softmax, NLL loss, Adadelta lr 1.0); only when named in ``--only``.
-GPT a nanoGPT-shaped character model train step (batch 16, block 64, vocabulary 65, 2 layers, d_model 64,
-   4 heads, pre-LN, exact GELU, causal ``scaled_dot_product_attention``, tied embedding, dropout 0, AdamW).
+GPT, MNIST: nanoGPT-shaped and pytorch/examples MNIST-net train steps (``model_workloads.py``: written once
+   against PyTorch's API, run on torch and on the ``lucid`` face).
 
 Every timed workload builds one step function per framework, then runs the frameworks in alternating
 cycles (lucid numpy, lucid mlx, torch, lucid numpy, ...) so machine noise hits each alike; the table
@@ -19,8 +17,14 @@ shows medians and the Lucid/PyTorch ratio of the same run. PyTorch and NumPy's B
 number of threads (all cores unless ``--threads N``); on a small shared machine ``--threads 1`` avoids
 their thread pools spinning against each other. Results and method: benchmarks/RESULTS.md. Run:
 ``python benchmarks/bench_workloads.py [--quick] [--threads N] [--cycles N] [--device numpy] [--only W1,W3]
-[--isolate]``; ``--isolate`` runs W1, W2, W5, MNIST and GPT with each framework in its own worker process (its own
-allocator and thread pools), as a user runs them.
+[--isolate] [--markdown]``.
+
+``--isolate`` is how a user runs each framework: every (framework, thread setting) pair gets its own worker
+process (its own allocator, thread pools and caches), at the default threads AND at one thread, all
+alternating in the same cycles, on W1, W2, W5, GPT and MNIST (``model_workloads.py``) and W3, plus each
+worker's peak resident memory (RSS, what ``top`` shows: ``VmHWM`` above the RSS the worker had after
+importing its framework, so library code is not counted). ``--markdown`` prints only the README-ready
+table (same-run medians and ratios) headed by the command that produced it.
 """
 
 from __future__ import annotations
@@ -43,15 +47,14 @@ import lucid_optim as optim
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_core import N_OPS, alternate, lucid_chain, torch_chain
+from model_workloads import model_train_step
 
 Step = Callable[[], None]
 
 try:
     if os.environ.get("LUCID_BENCH_NO_TORCH"):  # a Lucid worker process (--isolate): PyTorch stays out
         raise ImportError
-    import torch
-
-    torch.set_num_threads(os.cpu_count() or 1)
+    import torch  # left at its default threads here: main() and the workers set them
 except ImportError:  # PyTorch is optional: its columns read "n/a"
     torch = None
 
@@ -78,80 +81,19 @@ def _encoder(mod: Any, device: Any = None) -> Any:
     return mod.TransformerEncoderLayer(128, 4, dim_feedforward=512, dropout=0.0, batch_first=True, **kw)
 
 
-def _mnist(mod: Any, device: Any = None) -> Any:
-    """pytorch/examples' mnist/main.py ``Net``, as a Sequential (log-softmax output, for ``nll_loss``)."""
-    kw = {} if device is None else {"device": device}
-    return mod.Sequential(
-        mod.Conv2d(1, 32, 3, 1, **kw), mod.ReLU(), mod.Conv2d(32, 64, 3, 1, **kw), mod.ReLU(), mod.MaxPool2d(2),
-        mod.Dropout(0.25), mod.Flatten(), mod.Linear(9216, 128, **kw), mod.ReLU(), mod.Dropout(0.5),
-        mod.Linear(128, 10, **kw), mod.LogSoftmax(dim=1),
-    )  # fmt: skip
-
-
-CLASSIFIERS = {"W1": (_mlp, (128, 784)), "W2": (_cnn, (64, 1, 28, 28)), "MNIST": (_mnist, (64, 1, 28, 28))}
-GPT_SHAPE = {"batch": 16, "block": 64, "vocab": 65, "layers": 2, "dim": 64, "heads": 4}
-
-
-def _gpt(mod: Any, func: Any, device: Any = None) -> Any:
-    """nanoGPT's model.py at a small size, written once for both frameworks' PyTorch-style modules."""
-    kw = {} if device is None else {"device": device}
-    g = GPT_SHAPE
-    dim, heads = g["dim"], g["heads"]
-
-    class Block(mod.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.ln_1 = mod.LayerNorm(dim, **kw)
-            self.c_attn = mod.Linear(dim, 3 * dim, **kw)
-            self.c_proj = mod.Linear(dim, dim, **kw)
-            self.ln_2 = mod.LayerNorm(dim, **kw)
-            self.c_fc = mod.Linear(dim, 4 * dim, **kw)
-            self.gelu = mod.GELU()
-            self.mlp_proj = mod.Linear(4 * dim, dim, **kw)
-
-        def forward(self, x: Any) -> Any:
-            b, t, c = x.shape
-            q, k, v = self.c_attn(self.ln_1(x)).split(dim, dim=2)
-            q, k, v = (z.reshape(b, t, heads, c // heads).transpose(1, 2) for z in (q, k, v))
-            y = func.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.c_proj(y.transpose(1, 2).reshape(b, t, c))
-            return x + self.mlp_proj(self.gelu(self.c_fc(self.ln_2(x))))
-
-    class GPT(mod.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.wte = mod.Embedding(g["vocab"], dim, **kw)
-            self.wpe = mod.Embedding(g["block"], dim, **kw)
-            self.blocks = mod.ModuleList([Block() for _ in range(g["layers"])])
-            self.ln_f = mod.LayerNorm(dim, **kw)
-            self.lm_head = mod.Linear(dim, g["vocab"], bias=False, **kw)
-            self.wte.weight = self.lm_head.weight  # tied, as nanoGPT
-
-        def forward(self, idx: Any, pos: Any, targets: Any) -> Any:
-            x = self.wte(idx) + self.wpe(pos)
-            for block in self.blocks:
-                x = block(x)
-            logits = self.lm_head(self.ln_f(x))
-            return func.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-
-    return GPT()
+CLASSIFIERS = {"W1": (_mlp, (128, 784)), "W2": (_cnn, (64, 1, 28, 28))}
 
 
 # -- step builders ----------------------------------------------------------------------------------
 def lucid_train_step(workload: str, device: str) -> Step:
     """One train step (zero_grad, forward, loss, backward, optimizer step) of ``workload`` on Lucid."""
-    lc.manual_seed(0)
-    if workload == "GPT":
-        model = _gpt(nn, F, device)
-        shape = (GPT_SHAPE["batch"], GPT_SHAPE["block"])
-        idx = lc.randint(0, GPT_SHAPE["vocab"], shape, device=device)
-        targets = lc.randint(0, GPT_SHAPE["vocab"], shape, device=device)
-        pos = lc.arange(GPT_SHAPE["block"], device=device)
-        opt = optim.AdamW(model.parameters(), lr=1e-3)
+    if workload in ("GPT", "MNIST"):  # written once against PyTorch's API, run on the lucid face
+        import lucid
 
-        def loss_fn() -> lc.Tensor:
-            return model(idx, pos, targets)
-    elif workload == "W5":
+        lc.set_default_device(device)
+        return model_train_step(workload, lucid)
+    lc.manual_seed(0)
+    if workload == "W5":
         model = _encoder(nn, device)
         x = lc.randn(16, 64, 128, device=device)
         opt = optim.Adam(model.parameters(), lr=1e-3)
@@ -163,16 +105,10 @@ def lucid_train_step(workload: str, device: str) -> Step:
         model = make(nn, device)
         x = lc.randn(*shape, device=device)
         y = lc.randint(0, 10, (shape[0],), device=device)
-        if workload == "MNIST":  # the example's optimizer and loss
-            opt = optim.Adadelta(model.parameters(), lr=1.0)
+        opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
-            def loss_fn() -> lc.Tensor:
-                return F.nll_loss(model(x), y)
-        else:
-            opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-
-            def loss_fn() -> lc.Tensor:
-                return F.cross_entropy(model(x), y)
+        def loss_fn() -> lc.Tensor:
+            return F.cross_entropy(model(x), y)
 
     params = list(model.parameters())
 
@@ -187,18 +123,10 @@ def lucid_train_step(workload: str, device: str) -> Step:
 
 def torch_train_step(workload: str) -> Step:
     """The same train step on PyTorch CPU."""
+    if workload in ("GPT", "MNIST"):
+        return model_train_step(workload, torch)
     torch.manual_seed(0)
-    if workload == "GPT":
-        model = _gpt(torch.nn, torch.nn.functional)
-        shape = (GPT_SHAPE["batch"], GPT_SHAPE["block"])
-        idx = torch.randint(0, GPT_SHAPE["vocab"], shape)
-        targets = torch.randint(0, GPT_SHAPE["vocab"], shape)
-        pos = torch.arange(GPT_SHAPE["block"])
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-
-        def loss_fn() -> Any:
-            return model(idx, pos, targets)
-    elif workload == "W5":
+    if workload == "W5":
         model = _encoder(torch.nn)
         x = torch.randn(16, 64, 128)
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -210,16 +138,10 @@ def torch_train_step(workload: str) -> Step:
         model = make(torch.nn)
         x = torch.randn(*shape)
         y = torch.randint(0, 10, (shape[0],))
-        if workload == "MNIST":
-            opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
-            def loss_fn() -> Any:
-                return torch.nn.functional.nll_loss(model(x), y)
-        else:
-            opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-
-            def loss_fn() -> Any:
-                return torch.nn.functional.cross_entropy(model(x), y)
+        def loss_fn() -> Any:
+            return torch.nn.functional.cross_entropy(model(x), y)
 
     def step() -> None:
         opt.zero_grad()
@@ -277,21 +199,34 @@ def matmul_steps(devices: list[str], n: int) -> dict[str, Step]:
 
 
 # -- one process per framework (--isolate) -----------------------------------------------------------
+ISOLATED = ("W1", "W2", "W5", "GPT", "MNIST", "W3")  # what --isolate runs by default, in this order
+LABELS = {
+    "W1": "W1 MLP train step",
+    "W2": "W2 CNN train step",
+    "W5": "W5 Transformer block step",
+    "GPT": "nanoGPT-shaped GPT step (2 layers, 64-dim)",
+    "MNIST": "pytorch/examples MNIST net step",
+    "W3": f"W3 per-op fwd+bwd ({N_OPS} ops)",
+}
+
+
 class WorkerStep:
-    """A train step run in its own process: allocator, thread pools and caches belong to one framework.
+    """A workload run in its own process: allocator, thread pools and caches belong to one framework.
 
     The worker builds the step once, then times one step per request and reports the seconds, so
-    the alternating cycles compare the frameworks without the pipe's latency.
+    the alternating cycles compare the frameworks without the pipe's latency. ``threads`` None leaves
+    both libraries at their defaults (as a user gets them); a number sets PyTorch's and Lucid's.
     """
 
-    def __init__(self, framework: str, workload: str, threads: int) -> None:
+    def __init__(self, framework: str, workload: str, threads: int | None) -> None:
         import subprocess
 
         env = dict(os.environ)
         if framework != "torch":
             env["LUCID_BENCH_NO_TORCH"] = "1"
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", framework, "--only", workload]
-        cmd += ["--threads", str(threads)]
+        if threads is not None:
+            cmd += ["--threads", str(threads)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self._ask("ready")
 
@@ -307,6 +242,10 @@ class WorkerStep:
     def __call__(self) -> float:
         return float(self._ask("run"))
 
+    def peak_rss(self) -> float:
+        """Bytes of resident memory at the worker's peak, above what it held after importing its framework."""
+        return float(self._ask("mem"))
+
     def close(self) -> None:
         """Stop the worker process."""
         if self.proc.stdin is not None:
@@ -314,17 +253,76 @@ class WorkerStep:
         self.proc.wait()
 
 
+def _proc_status(field: str) -> float | None:
+    """A ``/proc/self/status`` memory field (``VmRSS``, ``VmHWM``) in bytes; None off Linux."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak_rss() -> bool:
+    """Restart the kernel's peak-RSS count (``VmHWM``) from the current RSS (Linux >= 4.0)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _worker_step(framework: str, workload: str) -> Step:
+    if workload == "W3":
+        if framework == "torch":
+            xt = torch.randn(16, requires_grad=True)
+            return lambda: torch_chain(xt)
+        x = lc.randn(16, device=framework, requires_grad=True)
+        return lambda: lucid_chain(x)
+    return torch_train_step(workload) if framework == "torch" else lucid_train_step(workload, framework)
+
+
+def _warm_up(framework: str) -> None:
+    """One tiny train step with each optimizer the workloads use, so the memory a framework sets up once
+    (autograd engine, optimizer and layer code, thread pools) is in the baseline, not in the workload's peak."""
+    mod: Any = torch if framework == "torch" else __import__("lucid")
+    if framework != "torch":
+        lc.set_default_device(framework)
+    model = mod.nn.Sequential(mod.nn.Conv2d(1, 2, 3), mod.nn.ReLU(), mod.nn.MaxPool2d(2), mod.nn.Flatten(),
+                              mod.nn.Linear(8, 4), mod.nn.LayerNorm(4))  # fmt: skip
+    for opt in (mod.optim.SGD(model.parameters(), lr=0.1, momentum=0.9), mod.optim.Adam(model.parameters()),
+                mod.optim.AdamW(model.parameters()), mod.optim.Adadelta(model.parameters())):  # fmt: skip
+        opt.zero_grad()
+        mod.nn.functional.cross_entropy(model(mod.randn(2, 1, 6, 6)), mod.tensor([0, 1])).backward()
+        opt.step()
+
+
 def serve(framework: str, workload: str) -> None:
-    """The worker side of :class:`WorkerStep`: build the step, then time one step per ``run`` line."""
+    """The worker side of :class:`WorkerStep`: build the step, then time one step per ``run`` line.
+
+    ``mem`` answers the peak RSS since the step was built, above the RSS after the framework's import and a
+    tiny warm-up step (:func:`_warm_up`), in bytes; ``ready`` answers ``ready``.
+    """
     import time
 
-    step = torch_train_step(workload) if framework == "torch" else lucid_train_step(workload, framework)
+    _warm_up(framework)
+    gc.collect()
+    base = _proc_status("VmRSS")
+    if not _reset_peak_rss():
+        base = None  # the peak cannot be restarted: report nothing rather than the import's peak
+    step = _worker_step(framework, workload)
     for line in sys.stdin:
         cmd = line.strip()
         if cmd == "run":
             t0 = time.perf_counter()
             step()
             print(time.perf_counter() - t0, flush=True)
+        elif cmd == "mem":
+            peak = _proc_status("VmHWM")
+            print(peak - base if peak is not None and base is not None else "nan", flush=True)
         elif cmd == "ready":
             print("ready", flush=True)
 
@@ -416,6 +414,8 @@ def _limit_threads(n: int) -> str:
     """Give PyTorch and NumPy's BLAS the same number of threads; describes the BLAS setting."""
     if torch is not None:
         torch.set_num_threads(n)
+    if hasattr(lc, "set_num_threads"):  # Lucid's own pool (older revisions have none)
+        lc.set_num_threads(n)
     import numpy  # noqa: F401 - load the BLAS so threadpoolctl can see it
 
     try:
@@ -445,8 +445,15 @@ def main() -> None:
     parser.add_argument(
         "--threads", type=int, default=None, help="BLAS and PyTorch threads, the same for both (default: all cores)"
     )
-    parser.add_argument("--only", default="W1,W2,W3,W4,W5,W6,GPT", help="comma-separated workloads to run")
-    parser.add_argument("--isolate", action="store_true", help="W1, W2, W5, GPT: each framework in its own process")
+    parser.add_argument(
+        "--only", default=None, help="comma-separated workloads (default W1-W6; with --isolate W1,W2,W5,GPT,MNIST,W3)"
+    )
+    parser.add_argument(
+        "--isolate",
+        action="store_true",
+        help="each framework in its own worker process, at default threads and at one thread (or --threads N)",
+    )
+    parser.add_argument("--markdown", action="store_true", help="--isolate: print the README-ready table only")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: serve one framework's step
     args = parser.parse_args()
     if args.worker:
@@ -455,6 +462,10 @@ def main() -> None:
         serve(args.worker, args.only)
         return
     devices = args.device or [b.name for b in lc.backends() if b.status == "ok"]
+    if args.isolate:
+        isolate_main(args, devices)
+        return
+    args.only = args.only or "W1,W2,W3,W4,W5,W6"
     threads = args.threads or os.cpu_count() or 1
     blas = _limit_threads(threads)
     cycles = args.cycles or (4 if args.quick else 15)
@@ -477,18 +488,10 @@ def main() -> None:
     ):
         if w not in only:
             continue
-        if args.isolate:
-            workers = {f: WorkerStep(f, w, threads) for f in frameworks}
-            try:
-                med = alternate(dict(workers), cycles)
-            finally:
-                for wk in workers.values():
-                    wk.close()
-        else:
-            fns: dict[str, Step] = {d: lucid_train_step(w, d) for d in devices}
-            if torch is not None:
-                fns["torch"] = torch_train_step(w)
-            med = alternate(fns, cycles)
+        fns: dict[str, Step] = {d: lucid_train_step(w, d) for d in devices}
+        if torch is not None:
+            fns["torch"] = torch_train_step(w)
+        med = alternate(fns, cycles)
         ratio_row(label, "ms", {k: v * 1e3 for k, v in med.items()}, w)
     if "W3" in only:
         med = alternate(per_op_steps(devices), max(cycles, 5))
@@ -526,6 +529,88 @@ def main() -> None:
         else:
             target, met, rtxt = "-", "-", f"{r:.2f}x" if r is not None else "n/a"
         print("| " + " | ".join([label, unit, *cells, rtxt, target, met]) + " |")
+
+
+# -- --isolate: each framework in its own process, default threads and one thread --------------------
+ISOLATED_TARGETS = {"W1": 1.0, "W2": 1.0, "W5": 1.1, "GPT": 1.2, "MNIST": 1.2, "W3": 0.8, "mem W1": 1.2, "mem W5": 1.2}
+SLOW = {"GPT", "MNIST"}  # steps of 0.1-3 s: a third of the cycles (at least 3)
+
+
+def _mode_name(threads: int | None) -> str:
+    return "default threads" if threads is None else f"{threads} thread{'s' if threads > 1 else ''}"
+
+
+def isolate_main(args: argparse.Namespace, devices: list[str]) -> None:
+    """Run the isolated comparison and print its table (see the module docstring)."""
+    import time
+
+    only = [w for w in ISOLATED if w in (args.only.split(",") if args.only else ISOLATED)]
+    frameworks = devices + (["torch"] if torch is not None else [])
+    modes: list[int | None] = [args.threads] if args.threads else [None, 1]
+    cycles = args.cycles or (4 if args.quick else 15)
+    load0 = os.getloadavg()[0]
+    t_start = time.time()
+    times: dict[tuple[str, int | None], dict[str, float]] = {}
+    mems: dict[tuple[str, int | None], dict[str, float]] = {}
+    for w in only:
+        n = max(3, cycles // 3) if w in SLOW else cycles
+        print(f"{w}: {n} cycles over {len(frameworks) * len(modes)} workers", file=sys.stderr, flush=True)
+        workers = {(f, m): WorkerStep(f, w, m) for m in modes for f in frameworks}
+        try:
+            med = alternate({k: v for k, v in workers.items()}, n)  # type: ignore[misc]
+            for (f, m), v in med.items():
+                times.setdefault((w, m), {})[f] = v * (1e6 / N_OPS if w == "W3" else 1e3)
+            if w in ("W1", "W5"):
+                for (f, m), wk in workers.items():
+                    mems.setdefault((w, m), {})[f] = wk.peak_rss()
+        finally:
+            for wk in workers.values():
+                wk.close()
+    import numpy
+
+    cmd = "python benchmarks/bench_workloads.py " + " ".join(sys.argv[1:])
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    caption = (
+        f"{date.today()}, {platform.machine()}, {cores} usable cores, "
+        f"load average {load0:.1f} -> {os.getloadavg()[0]:.1f} over {time.time() - t_start:.0f} s, "
+        f"Python {platform.python_version()}, NumPy {numpy.__version__}, "
+        f"torch {torch.__version__ if torch else 'not installed'}; medians of {cycles} cycles "
+        f"({max(3, cycles // 3)} for {', '.join(sorted(SLOW))}), each framework in its own process"
+    )
+    head = ["workload", "unit"]
+    for m in modes:
+        head += [f"{f} ({_mode_name(m)})" for f in frameworks] + [f"numpy / torch ({_mode_name(m)})"]
+    head.append("target")
+    rows: list[list[str]] = []
+
+    def add(label: str, unit: str, table: dict[tuple[str, int | None], dict[str, float]], w: str, key: str) -> None:
+        cells = [label, unit]
+        for m in modes:
+            res = table.get((w, m), {})
+            for f in frameworks:
+                v = res.get(f)
+                cells.append("n/a" if v is None or v != v else (f"{v / 2**20:.1f}" if unit == "MiB" else _fmt(v, unit)))
+            num, ref = res.get("numpy"), res.get("torch")
+            cells.append(f"{num / ref:.2f}x" if num is not None and ref and num == num and ref == ref else "n/a")
+        cells.append(f"<= {ISOLATED_TARGETS[key]}x" if key in ISOLATED_TARGETS else "-")
+        rows.append(cells)
+
+    for w in only:
+        add(LABELS[w], "µs/op" if w == "W3" else "ms", times, w, w)
+    for w in ("W1", "W5"):
+        if (w, modes[0]) in mems:
+            add(f"peak RSS above import, {w} step", "MiB", mems, w, f"mem {w}")
+    if args.markdown:
+        print(f"`{cmd}`\n\n{caption}:\n")
+        print("| " + " | ".join(head) + " |")
+        print("|" + "|".join(["---", "---"] + ["---:"] * (len(head) - 3) + ["---"]) + "|")
+        for r in rows:
+            print("| " + " | ".join(r) + " |")
+        return
+    print(caption)
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    for r in [head, *rows]:
+        print("  ".join(c.ljust(wd) if i == 0 else c.rjust(wd) for i, (c, wd) in enumerate(zip(r, widths))))
 
 
 if __name__ == "__main__":

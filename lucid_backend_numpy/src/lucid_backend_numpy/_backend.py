@@ -9,7 +9,10 @@ import lucid_core as lc
 from lucid_core.backend import Backend, Device
 from lucid_core.kernels import tile_keys
 
+from . import _parallel
 from ._cnn import cnn_kernels
+from ._malloc import tune_malloc
+from ._parallel import parallel_batches
 
 
 class NumpyBackend(Backend):
@@ -22,6 +25,8 @@ class NumpyBackend(Backend):
         import array_api_compat.numpy as compat
         import numpy as np
 
+        self.malloc = tune_malloc()  # before NumPy's first large buffers (see _malloc)
+        self._threads_given = False
         self.np = np
         self.xp = _namespace(compat, np)
         self.array_types = (np.ndarray,)
@@ -33,6 +38,11 @@ class NumpyBackend(Backend):
         self._rng = np.random.default_rng()
         self.kernels = _kernels(np)
         self._ufuncs = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
+
+    def set_num_threads(self, n: int) -> None:
+        """Split large kernels over ``n`` threads (see ``_parallel``); BLAS gets ``n`` outside a split."""
+        _parallel.set_num_threads(n, first=not self._threads_given)
+        self._threads_given = True
 
     def canonical(self, array: Any) -> Any:
         # NumPy returns scalars from 0-d operations; a Tensor always holds an ndarray
@@ -118,6 +128,8 @@ def _namespace(compat: Any, np: Any) -> Any:
             a = np.ascontiguousarray(a)
         if b.ndim > 2 and not b.flags.c_contiguous:
             b = np.ascontiguousarray(b)
+        if a.ndim > 2 or b.ndim > 2:
+            return _batched_matmul(np, base_matmul, a, b)
         return base_matmul(a, b)
 
     base_where = compat.where
@@ -199,10 +211,18 @@ def _kernels(np: Any) -> dict[str, Any]:
         if gy.dtype != x.dtype or gy.shape != x.shape or gy.ndim == 0 or gy.dtype.itemsize not in uint_of:
             return np.where(x > 0, gy, np.zeros_like(gy))
         itype = uint_of[gy.dtype.itemsize]
-        out = np.greater(x, 0).astype(itype)
-        np.negative(out, out=out)
-        np.bitwise_and(out, np.ascontiguousarray(gy).view(itype), out=out)
-        return out.view(gy.dtype)
+        bits = np.ascontiguousarray(gy).view(itype).reshape(-1)
+        xs = np.ascontiguousarray(x).reshape(-1)
+        out = np.empty(bits.shape, itype)
+
+        def part(lo: int, hi: int) -> None:
+            o = out[lo:hi]
+            np.greater(xs[lo:hi], 0, out=o, casting="unsafe")  # 0 or 1
+            np.negative(o, out=o)  # 0 or all ones
+            np.bitwise_and(o, bits[lo:hi], out=o)
+
+        parallel_batches(part, out.size, out.size)
+        return out.view(gy.dtype).reshape(gy.shape)
 
     fallback = _NumpyDevice()  # the composed defaults, for the cases the fused kernels leave to them
     table = {
@@ -232,8 +252,14 @@ def _conv_kernels(np: Any) -> dict[str, Any]:
         if not any(b or a for b, a in pads):
             return x
         shape = tuple(x.shape[:2]) + tuple(s + b + a for s, (b, a) in zip(x.shape[2:], pads))
-        z = np.full(shape, value, dtype=x.dtype)
-        z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(x.shape[2:], pads)))] = x
+        z = np.empty(shape, dtype=x.dtype)
+        inner = (slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(x.shape[2:], pads)))
+
+        def part(lo: int, hi: int) -> None:
+            z[lo:hi] = value
+            z[lo:hi][inner] = x[lo:hi]
+
+        parallel_batches(part, shape[0], z.size)
         return z
 
     def im2col(x: Any, kernel: Any, stride: Any, dilation: Any, pads: Any, out: Any, value: float) -> Any:
@@ -245,21 +271,35 @@ def _conv_kernels(np: Any) -> dict[str, Any]:
             z.strides[:2] + tuple(s * d for s, d in zip(sp, dilation)) + tuple(s * t for s, t in zip(sp, stride)),
             writeable=False,
         )
+        cols = np.empty(view.shape, dtype=z.dtype)
+
+        def part(lo: int, hi: int) -> None:
+            np.copyto(cols[lo:hi], view[lo:hi])
+
+        parallel_batches(part, cols.shape[0], cols.size)
         k = 1
         for v in kernel:
             k *= v
-        return np.ascontiguousarray(view).reshape((*tuple(z.shape[:2]), k, *tuple(out)))
+        return cols.reshape((*tuple(z.shape[:2]), k, *tuple(out)))
 
     def col2im(cols: Any, kernel: Any, stride: Any, dilation: Any, pads: Any, size: Any) -> Any:
         out = tuple(cols.shape[3:])
         z = np.zeros(tuple(cols.shape[:2]) + tuple(s + b + a for s, (b, a) in zip(size, pads)), dtype=cols.dtype)
-        for i, off in enumerate(itertools.product(*(range(k) for k in kernel))):
-            key = (
+        keys = [
+            (
                 slice(None),
                 slice(None),
                 *tuple(slice(o * d, o * d + t * (n - 1) + 1, t) for o, t, d, n in zip(off, stride, dilation, out)),
             )
-            z[key] += cols[:, :, i]
+            for off in itertools.product(*(range(k) for k in kernel))
+        ]
+
+        def part(lo: int, hi: int) -> None:
+            zs, cs = z[lo:hi], cols[lo:hi]
+            for i, key in enumerate(keys):
+                zs[key] += cs[:, :, i]
+
+        parallel_batches(part, z.shape[0], cols.size)
         if any(b or a for b, a in pads):
             z = z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
         return z
@@ -270,14 +310,21 @@ def _conv_kernels(np: Any) -> dict[str, Any]:
         # broadcast over tiny axes, both slow in NumPy). (gy / count) * mask has the bits of the
         # composed (gy * mask) / count, the mask being 0 or 1
         offsets = list(itertools.product(*(range(k) for k in kernel)))
-        masks = [x[key] == y for key in tile_keys(kernel, out)]
-        count = masks[0].astype(gy.dtype)
-        for m in masks[1:]:
-            count += m
-        q = gy / count
+        keys = tile_keys(kernel, out)
         tiles = np.empty(tuple(x.shape[:2]) + tuple(v for o, k in zip(out, kernel) for v in (o, k)), dtype=gy.dtype)
-        for off, m in zip(offsets, masks):
-            np.multiply(q, m, out=tiles[(slice(None), slice(None), *(v for i in off for v in (slice(None), i)))])
+        spots = [(slice(None), slice(None), *(v for i in off for v in (slice(None), i))) for off in offsets]
+
+        def part(lo: int, hi: int) -> None:
+            xs, ts = x[lo:hi], tiles[lo:hi]
+            masks = [xs[key] == y[lo:hi] for key in keys]
+            count = masks[0].astype(gy.dtype)
+            for m in masks[1:]:
+                count += m
+            q = gy[lo:hi] / count
+            for spot, m in zip(spots, masks):
+                np.multiply(q, m, out=ts[spot])
+
+        parallel_batches(part, x.shape[0], 2 * tiles.size)
         covered = tuple(x.shape[:2]) + tuple(o * k for o, k in zip(out, kernel))
         if covered == tuple(x.shape):
             return tiles.reshape(covered)
@@ -560,3 +607,32 @@ class _NumpyDevice:
 
         self.xp = compat
         self.backend = types.SimpleNamespace(kernels={})
+def _batched_matmul(np: Any, matmul: Any, a: Any, b: Any) -> Any:
+    """A stack of products split along the leading batch axis over the thread pool (``_parallel``).
+
+    NumPy multiplies a stack one matrix at a time, each its own BLAS call; a slice of the stack makes
+    the same calls, so the result is bit-identical. Other broadcasts run in one call.
+    """
+    if a.dtype != b.dtype or a.dtype.kind not in "fc" or a.ndim < 2 or b.ndim < 2:
+        return matmul(a, b)
+    if a.ndim == b.ndim and a.shape[:-2] == b.shape[:-2]:
+        pa, pb = True, True
+    elif b.ndim == 2:
+        pa, pb = True, False
+    elif a.ndim == 2:
+        pa, pb = False, True
+    else:
+        return matmul(a, b)
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    lead = (a if pa else b).shape[:-2]
+    if k != b.shape[-2] or lead[0] < 2:
+        return matmul(a, b)
+    out = np.empty((*lead, m, n), dtype=a.dtype)
+
+    def part(lo: int, hi: int) -> None:
+        np.matmul(a[lo:hi] if pa else a, b[lo:hi] if pb else b, out=out[lo:hi])
+
+    # one multiply-add costs about what one element of an element-wise kernel does / 16 (BLAS's SIMD)
+    parallel_batches(part, lead[0], out.size * k // 16)
+    return out

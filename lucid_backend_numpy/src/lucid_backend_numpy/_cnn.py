@@ -17,12 +17,20 @@ from typing import Any
 
 from lucid_core.kernels import conv_out
 
+from ._parallel import parallel_batches
+
 Pads = tuple[tuple[int, int], ...]
 
 #: output rows shorter than this take the padded grid (benchmarks/bench_cnn_kernels.py: W2's 14-wide rows
 #: gain 1.2-1.4x, MNIST's 24-wide ones nothing, and the grid's copy of ``gy`` costs more than the
 #: 28-wide single-channel im2col it speeds up)
 GRID_BELOW = 20
+
+
+def _work(product: Any, cols: Any) -> int:
+    """Elements a conv call touches, for ``parallel_batches``: the column buffer plus the GEMM's
+    multiply-adds counted as 1/16 element each (BLAS's SIMD), as the backend's batched matmul does."""
+    return cols.size + product.size * cols.shape[-2] // 16
 
 
 def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
@@ -126,7 +134,8 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
             cols[:, :, cgk] = 1
             wm = np.concatenate([wm, b.reshape(groups, og, 1).astype(dtype, copy=False)], axis=2)
         y = np.empty((n, groups, og, p), dtype=dtype)
-        conv_rows(x, wm, geo, groups, cols, y, 0, n)
+        # each slice of the batch fills its own columns and outputs: bit-identical to one call
+        parallel_batches(lambda lo, hi: conv_rows(x, wm, geo, groups, cols, y, lo, hi), n, _work(y, cols))
         if gout is None:
             return y.reshape((n, o, *out))
         return view_as(y, (n, o, *gout))[..., : out[-1]]  # the grid's dropped columns are never copied
@@ -135,10 +144,10 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
         return conv_bias(x, w, None, stride, dilation, pads, groups)
 
     def weight_grad_rows(x: Any, gy: Any, geo: tuple[Any, ...], groups: int, cols: Any, lo: int, hi: int) -> Any:
-        """sum over n in lo:hi of gy[n] @ im2col(x[n]).T, (G, O/G, C/G * K); ``gy`` is (N, G, O/G, P)."""
+        """gy[n] @ im2col(x[n]).T for n in lo:hi, (hi - lo, G, O/G, C/G * K); ``gy`` is (N, G, O/G, P)."""
         im2col_rows(x, geo, groups, cols, lo, hi)
         # the transposed view goes to BLAS as a transposed operand: no copy of the columns
-        return np.sum(np.matmul(gy[lo:hi], np.swapaxes(cols[lo:hi], -1, -2)), axis=0)
+        return np.matmul(gy[lo:hi], np.swapaxes(cols[lo:hi], -1, -2))
 
     def conv_weight_grad(
         x: Any, gy: Any, kernel: tuple[int, ...], stride: Any, dilation: Any, pads: Pads, groups: int
@@ -152,8 +161,15 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
         p = math.prod(gy.shape[2:])
         cols = np.empty((n, groups, cg * math.prod(kernel), p), dtype=x.dtype)
         g4 = gy.reshape(n, groups, o // groups, p)
-        g = weight_grad_rows(x, g4, (kernel, stride, dilation, pads, out, gout), groups, cols, 0, n)
-        return g.reshape((o, cg, *kernel))
+        geo = (kernel, stride, dilation, pads, out, gout)
+        prods = np.empty((n, groups, o // groups, cols.shape[2]), dtype=np.result_type(x, gy))
+
+        def part(lo: int, hi: int) -> None:
+            prods[lo:hi] = weight_grad_rows(x, g4, geo, groups, cols, lo, hi)
+
+        parallel_batches(part, n, _work(prods, cols))
+        # the sum over the batch on one thread, in the order one call takes: the same bits for any split
+        return np.sum(prods, axis=0).reshape((o, cg, *kernel))
 
     def col2im_rows(cols: Any, geo: tuple[Any, ...], z: Any, lo: int, hi: int) -> None:
         """Add each kernel offset's values of ``cols[lo:hi]`` (N, C, K, *out) into the padded ``z[lo:hi]``."""
@@ -202,7 +218,8 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
             z = grid_zeros((n, groups * cg), padded, dilation[-1] * (kernel[-1] - 1), dtype)
             gy = on_grid(gy, gout)
         g4 = gy.reshape(n, groups, o // groups, math.prod(gy.shape[2:]))
-        input_grad_rows(g4, wt, (kernel, stride, dilation, pads, out, gout), groups * cg, z, 0, n)
+        geo = (kernel, stride, dilation, pads, out, gout)
+        parallel_batches(lambda lo, hi: input_grad_rows(g4, wt, geo, groups * cg, z, lo, hi), n, _work(g4, z))
         if any(b or a for b, a in pads):
             z = z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
         return z

@@ -68,6 +68,7 @@ from ._registry import (
 from ._tensor import Tensor
 from ._tensor_methods import attach as _attach_tensor_methods
 from ._tensor_operators import Parameter
+from ._threads import get_num_threads, set_num_threads
 from ._typing import DeviceLike, DTypeLike
 from .backend import ArrayAPIBackend, Backend, Device, evaluate
 from .hookspecs import hookimpl
@@ -123,6 +124,7 @@ __all__ = [
     "float16", "float32", "float64", "complex64", "complex128",
     "result_type", "can_cast", "isdtype", "finfo", "iinfo",
     "gradcheck", "gradgradcheck", "GradcheckError",
+    "get_num_threads", "set_num_threads",
     "manual_seed", "initial_seed", "get_rng_state", "set_rng_state", "host_rng",
     "backends", "get_backend", "register_backend", "unregister_backend", "plugin_manager", "hookimpl",
     "register_communicator", "communicators", "communicator_errors",

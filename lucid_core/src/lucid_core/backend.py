@@ -153,6 +153,9 @@ class Backend:
             dev.float_natives = floats
         self._devices = devices
         seed_new_backend(self)
+        from ._threads import threads_new_backend
+
+        threads_new_backend(self)
 
     def _check_kernel_names(self) -> None:
         """Warn about kernels registered under names the core never calls (a typo would do nothing)."""
@@ -277,6 +280,13 @@ class Backend:
         Only the conformance kit reads it, to check that graphs stay bounded over training.
         """
         return None
+
+    def set_num_threads(self, n: int) -> None:
+        """Use up to ``n`` threads per kernel (``lucid_core.set_num_threads``); the default ignores it.
+
+        Called once when the backend loads and again whenever the setting changes. A backend that
+        runs its own thread pool or tunes its library's (BLAS, OpenMP) does it here.
+        """
 
     # -- random numbers ----------------------------------------------------------------------
     def seed(self, seed: int) -> None:

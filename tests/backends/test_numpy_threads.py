@@ -1,0 +1,221 @@
+"""The NumPy backend's batch-split kernels give the single-thread result bit for bit; the thread setting and
+the malloc tuning behave as documented."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import lucid_core as lc
+import lucid_nn as nn
+import lucid_nn.functional as F
+from lucid_backend_numpy import _malloc, _parallel
+
+
+@pytest.fixture
+def numpy_backend():
+    b = lc.get_backend("numpy")
+    b.ensure_loaded()
+    return b
+
+
+@pytest.fixture
+def split_everything(monkeypatch, numpy_backend):
+    """Split every kernel call, however small, over 3 threads (uneven slices); restore afterwards."""
+    before = lc.get_num_threads()
+    monkeypatch.setattr(_parallel, "MIN_WORK", 1)
+    yield
+    lc.set_num_threads(before)
+
+
+def _both(fn):
+    """``fn()`` at 1 thread and at 3 threads, as NumPy arrays."""
+    lc.set_num_threads(1)
+    one = fn()
+    lc.set_num_threads(3)
+    three = fn()
+    return one, three
+
+
+def _assert_same_bits(one, three):
+    assert one.dtype == three.dtype and one.shape == three.shape
+    assert one.tobytes() == three.tobytes()
+
+
+def test_parallel_batches_covers_the_range_once_on_several_threads(split_everything):
+    lc.set_num_threads(3)
+    seen: list[tuple[int, int, int]] = []
+    together = threading.Barrier(3, timeout=30)  # passes only if the three slices run at once
+
+    def part(lo: int, hi: int) -> None:
+        together.wait()
+        seen.append((lo, hi, threading.get_ident()))
+
+    _parallel.parallel_batches(part, 10, 10)
+    spans = sorted((lo, hi) for lo, hi, _ in seen)
+    assert spans == [(0, 3), (3, 6), (6, 10)]
+    assert len({t for *_, t in seen}) == 3
+
+
+def test_parallel_batches_reraises_a_slice_error(split_everything):
+    lc.set_num_threads(2)
+
+    def part(lo, hi):
+        if lo > 0:
+            raise KeyError("second slice")
+
+    with pytest.raises(KeyError, match="second slice"):
+        _parallel.parallel_batches(part, 4, 4)
+
+
+def test_small_work_stays_on_the_calling_thread(numpy_backend):
+    lc.set_num_threads(2)
+    assert _parallel.chunks(64, _parallel.MIN_WORK - 1) == 1
+    assert _parallel.chunks(64, 2 * _parallel.MIN_WORK) == 2
+    assert _parallel.chunks(1, 10 * _parallel.MIN_WORK) == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv_and_pool_kernels_are_bit_identical_split(split_everything, numpy_backend, dtype):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((7, 3, 9, 8)).astype(dtype)
+    k = numpy_backend.kernels
+    args = ((3, 2), (1, 2), (2, 1), ((1, 2), (0, 1)))
+    out = (8, 4)  # (9+3-(3-1)*2-1)//1+1, (8+1-(2-1)-1)//2+1
+    one, three = _both(lambda: k["im2col"](x, *args, out, 0.5))
+    _assert_same_bits(one, three)
+    cols = rng.standard_normal(one.shape).astype(dtype)
+    one, three = _both(lambda: k["col2im"](cols, *args, (9, 8)))
+    _assert_same_bits(one, three)
+    xp = rng.integers(-2, 3, (7, 3, 9, 8)).astype(dtype)  # small integers: ties inside tiles
+    y = np.maximum.reduce([xp[key] for key in lc.kernels.tile_keys((2, 2), (4, 4))])
+    gy = rng.standard_normal(y.shape).astype(dtype)
+    one, three = _both(lambda: k["max_pool_tiles_grad"](gy, xp, y, (2, 2), (4, 4)))
+    _assert_same_bits(one, three)
+
+
+def test_relu_grad_is_bit_identical_split_with_nan_and_negative_zero(split_everything, numpy_backend):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((5, 37)).astype(np.float32)
+    x[0, :3] = [np.nan, -0.0, 0.0]
+    gy = rng.standard_normal((5, 37)).astype(np.float32)
+    one, three = _both(lambda: numpy_backend.kernels["relu_grad"](gy, x))
+    _assert_same_bits(one, three)
+    np.testing.assert_array_equal(one, np.where(x > 0, gy, 0))
+
+
+@pytest.mark.parametrize(
+    "sa, sb",
+    [((6, 48, 64), (6, 64, 40)), ((5, 3, 17, 9), (5, 3, 9, 11)), ((7, 33, 20), (20, 30)), ((20, 30), (4, 30, 5))],
+)
+def test_batched_matmul_is_bit_identical_split(split_everything, numpy_backend, sa, sb):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(sa).astype(np.float32)
+    b = rng.standard_normal(sb).astype(np.float32)
+    one, three = _both(lambda: numpy_backend.xp.matmul(a, b))
+    _assert_same_bits(one, three)
+    _assert_same_bits(one, np.matmul(a, b))
+
+
+def test_a_cnn_train_step_is_bit_identical_split(split_everything):
+    def step():
+        lc.manual_seed(0)
+        model = nn.Sequential(
+            nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 5 * 5, 3)
+        )
+        x = lc.randn(6, 2, 10, 10)
+        loss = F.cross_entropy(model(x), lc.asarray([0, 1, 2, 0, 1, 2]))
+        loss.backward()
+        return np.concatenate([p.grad.numpy().ravel() for p in model.parameters()] + [loss.detach().numpy().ravel()])
+
+    one, three = _both(step)
+    _assert_same_bits(one, three)
+
+
+def test_set_num_threads_reaches_loaded_backends_and_new_ones():
+    calls: list[int] = []
+
+    class Counting(lc.ArrayAPIBackend):
+        def set_num_threads(self, n: int) -> None:
+            calls.append(n)
+
+    import array_api_strict
+
+    before = lc.get_num_threads()
+    lc.register_backend(Counting(array_api_strict, name="counting"))
+    try:
+        lc.get_backend("counting").ensure_loaded()
+        assert calls == [before]  # the setting, handed over when the backend loads
+        lc.set_num_threads(before + 1)
+        assert calls == [before, before + 1]
+        assert lc.get_num_threads() == before + 1
+    finally:
+        lc.unregister_backend("counting")
+        lc.set_num_threads(before)
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.0, "2"])
+def test_set_num_threads_rejects_non_positive_ints(bad):
+    with pytest.raises(ValueError, match="int >= 1"):
+        lc.set_num_threads(bad)
+
+
+def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("LUCID_NUM_THREADS", "LUCID_MALLOC"))}
+    full.update(env)
+    return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=120)
+
+
+def test_num_threads_default_and_environment():
+    code = "import lucid_core as lc; print(lc.get_num_threads())"
+    default = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert _run(code).stdout.strip() == str(default)
+    assert _run(code, LUCID_NUM_THREADS="3").stdout.strip() == "3"
+    bad = _run(code, LUCID_NUM_THREADS="many")
+    assert bad.returncode != 0 and "LUCID_NUM_THREADS='many'" in bad.stderr
+
+
+def test_face_exposes_pytorch_names():
+    import lucid
+
+    assert lucid.set_num_threads is lc.set_num_threads
+    assert lucid.get_num_threads() == lc.get_num_threads()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the tuning applies to glibc only")
+def test_malloc_tuning_on_glibc_and_its_opt_out():
+    code = "import lucid_core as lc; lc.ones(1); print(lc.get_backend('numpy').malloc)"
+    tuned = _run(code).stdout
+    import platform
+
+    if platform.libc_ver()[0] == "glibc":
+        assert "mmap threshold 256 MiB, trim threshold 512 MiB" in tuned
+    assert "left alone (LUCID_MALLOC=system)" in _run(code, LUCID_MALLOC="system").stdout
+    assert "MALLOC_TRIM_THRESHOLD_" in _run(code, MALLOC_TRIM_THRESHOLD_="1000000").stdout
+    bad = _run(code, LUCID_MALLOC="jemalloc")
+    assert bad.returncode != 0 and "LUCID_MALLOC='jemalloc'" in bad.stderr
+
+
+def test_malloc_tuning_runs_once_per_process():
+    assert _malloc.tune_malloc() is _malloc.tune_malloc()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_a_forked_child_gets_a_fresh_pool(split_everything):
+    lc.set_num_threads(2)
+    _parallel.parallel_batches(lambda lo, hi: None, 4, 4)  # the parent's pool now has threads
+    pid = os.fork()
+    if pid == 0:  # the child: a split call must not wait on the parent's threads
+        import signal
+
+        signal.alarm(30)  # a hang ends the child (and fails the test) instead of the suite
+        done: list[int] = []
+        _parallel.parallel_batches(lambda lo, hi: done.append(hi - lo), 4, 4)
+        os._exit(0 if sorted(done) == [2, 2] else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
