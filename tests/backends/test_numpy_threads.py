@@ -122,6 +122,33 @@ def test_batched_matmul_is_bit_identical_split(split_everything, numpy_backend, 
     _assert_same_bits(one, np.matmul(a, b))
 
 
+@pytest.mark.parametrize(
+    "stride, dilation, pads, groups",
+    [
+        ((1, 1), (1, 1), ((1, 1), (1, 1)), 1),
+        ((2, 2), (1, 2), ((0, 1), (2, 0)), 1),
+        ((1, 1), (1, 1), ((0, 0), (0, 0)), 2),
+    ],
+)
+def test_conv_kernels_and_their_gradients_are_bit_identical_split(split_everything, numpy_backend, stride, dilation,
+                                                                   pads, groups):  # fmt: skip
+    # the padded-grid path (stride 1 on the last axis, short rows) and the plain im2col path, grouped too
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((5, 4, 9, 8))
+    w = rng.standard_normal((6, 4 // groups, 3, 2))
+    b = rng.standard_normal(6)
+    k = numpy_backend.kernels
+    one, three = _both(lambda: k["conv_bias"](x, w, b, stride, dilation, pads, groups))
+    _assert_same_bits(one, three)
+    gy = rng.standard_normal(one.shape)
+    one, three = _both(lambda: k["conv_input_grad"](gy, w, (9, 8), stride, dilation, pads, groups))
+    _assert_same_bits(one, three)
+    assert one.shape == x.shape
+    one, three = _both(lambda: k["conv_weight_grad"](x, gy, (3, 2), stride, dilation, pads, groups))
+    _assert_same_bits(one, three)
+    assert one.shape == w.shape
+
+
 def test_a_cnn_train_step_is_bit_identical_split(split_everything):
     def step():
         lc.manual_seed(0)

@@ -172,7 +172,8 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
         return np.sum(prods, axis=0).reshape((o, cg, *kernel))
 
     def col2im_rows(cols: Any, geo: tuple[Any, ...], z: Any, lo: int, hi: int) -> None:
-        """Add each kernel offset's values of ``cols[lo:hi]`` (N, C, K, *out) into the padded ``z[lo:hi]``."""
+        """Add each kernel offset's values of ``cols`` (hi - lo, C, K, *out: the slice's own columns) into the
+        padded ``z[lo:hi]``."""
         kernel, stride, dilation, _, out, _ = geo
         for i, off in enumerate(itertools.product(*(range(k) for k in kernel))):
             key = (
@@ -180,7 +181,7 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
                 slice(None),
                 *(slice(q * d, q * d + t * (m - 1) + 1, t) for q, t, d, m in zip(off, stride, dilation, out)),
             )
-            z[key] += cols[lo:hi, :, i]
+            z[key] += cols[:, :, i]
 
     def input_grad_rows(gy: Any, wt: Any, geo: tuple[Any, ...], c: int, z: Any, lo: int, hi: int) -> None:
         """z[lo:hi] (padded; on the grid when ``geo``'s gout is set) gets col2im(wt @ gy[lo:hi]); ``wt``
