@@ -62,13 +62,14 @@ from ._registry import (
     register_communicator,
     resolve_device,
     set_default_device,
+    set_num_threads,
     set_rng_state,
     unregister_backend,
 )
 from ._tensor import Tensor
 from ._tensor_methods import attach as _attach_tensor_methods
 from ._tensor_operators import Parameter
-from ._threads import get_num_threads, set_num_threads
+from ._threads import get_num_threads
 from ._typing import DeviceLike, DTypeLike
 from .backend import ArrayAPIBackend, Backend, Device, evaluate
 from .hookspecs import hookimpl

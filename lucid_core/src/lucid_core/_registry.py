@@ -17,6 +17,7 @@ import pluggy
 from . import backend as _backend
 from . import hookspecs
 from ._random import _rng, seed_new_backend
+from ._threads import store_num_threads
 from ._typing import DeviceLike
 from .backend import CONTRACT_VERSION, Backend, Device
 
@@ -436,3 +437,11 @@ def set_rng_state(state: dict[str, Any]) -> None:
     _rng.host.setstate(state["host"])
     for name, s in state.get("backends", {}).items():
         get_backend(name).set_rng_state(s)
+
+
+def set_num_threads(n: int) -> None:
+    """Let backends use ``n`` threads per kernel from now on (1: everything on the calling thread)."""
+    n = store_num_threads(n)
+    for b in list(_state.backends.values()):
+        if b.loaded:
+            b.set_num_threads(n)

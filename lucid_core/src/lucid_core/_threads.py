@@ -1,7 +1,8 @@
 """How many threads a backend's kernels may use: ``LUCID_NUM_THREADS`` and ``set_num_threads``, like PyTorch's.
 
-The core itself runs no threads; it keeps one number and hands it to every loaded backend (and to each
-backend that loads later) through :meth:`lucid_core.Backend.set_num_threads`, whose default does
+The core itself runs no threads. It keeps one number here, below the backend contract, so a backend
+that loads reads it (:func:`threads_new_backend`); ``set_num_threads`` in the registry stores it and
+hands it to every loaded backend through :meth:`lucid_core.Backend.set_num_threads`, whose default does
 nothing. The default is the number of cores this process may run on (``os.sched_getaffinity``, which
 respects ``taskset`` and container CPU sets), as PyTorch's intra-op default is; ``LUCID_NUM_THREADS``
 in the environment overrides it at start-up.
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .backend import Backend
 
-__all__ = ["get_num_threads", "set_num_threads"]
+__all__ = ["get_num_threads", "store_num_threads", "threads_new_backend"]
 
 ENV = "LUCID_NUM_THREADS"
 
@@ -55,15 +56,11 @@ def get_num_threads() -> int:
     return _num_threads
 
 
-def set_num_threads(n: int) -> None:
-    """Let backends use ``n`` threads per kernel from now on (1: everything on the calling thread)."""
+def store_num_threads(n: int) -> int:
+    """Check and keep ``n`` (``set_num_threads`` in the registry then hands it to the loaded backends)."""
     global _num_threads
     _num_threads = _check(n, "set_num_threads")
-    from ._registry import _state
-
-    for b in list(_state.backends.values()):
-        if b.loaded:
-            b.set_num_threads(n)
+    return _num_threads
 
 
 def threads_new_backend(backend: Backend) -> None:

@@ -26,6 +26,7 @@ from . import _dtypes as dt
 from ._composed import generic_einsum, generic_getitem, generic_index_add, take_along_axis_native
 from ._dtypes import DType
 from ._random import seed_new_backend
+from ._threads import threads_new_backend
 from .kernels import check_names
 
 #: The version of this contract. A backend built for another version is refused.
@@ -153,8 +154,6 @@ class Backend:
             dev.float_natives = floats
         self._devices = devices
         seed_new_backend(self)
-        from ._threads import threads_new_backend
-
         threads_new_backend(self)
 
     def _check_kernel_names(self) -> None:
