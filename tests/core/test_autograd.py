@@ -183,6 +183,16 @@ def test_retain_grad_keeps_an_intermediate_gradient(device):
     np.testing.assert_allclose(x.grad.numpy(), [18.0, 36.0])
 
 
+def test_retains_grad_says_whether_a_non_leaf_keeps_its_grad(device):
+    x = f64(device, [1.0, 2.0])
+    h = x * 3.0
+    assert not x.retains_grad and not h.retains_grad
+    h.retain_grad()
+    x.retain_grad()  # a no-op on leaves: PyTorch reports False there too
+    assert h.retains_grad and not x.retains_grad
+    assert not h.detach().retains_grad
+
+
 def test_two_leaves_never_share_one_grad_object(device):
     a = f64(device, [1.0, 2.0])
     b = f64(device, [3.0, 4.0])

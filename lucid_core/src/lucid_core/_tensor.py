@@ -217,6 +217,11 @@ class Tensor:
         self._retains_grad = True
         self._node._retain = True
 
+    @property
+    def retains_grad(self) -> bool:
+        """True when :meth:`retain_grad` was called on this non-leaf tensor (False on leaves, as PyTorch)."""
+        return self._retains_grad and self._node is not None
+
     def detach(self) -> Tensor:
         """A view with no graph that shares this tensor's data: a write to either lands in both.
 
