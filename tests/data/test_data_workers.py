@@ -344,6 +344,27 @@ def test_worker_killed_by_a_signal_raises_instead_of_hanging():
     assert time.perf_counter() - t0 < 10
 
 
+def test_a_worker_dead_before_taking_its_next_task_is_reported_and_the_others_stop():
+    # the pipe to a killed worker breaks as it exits, maybe before its exit code can be read: the loader
+    # must still name the signal (not a BrokenPipeError) and stop the other worker
+    it = iter(DataLoader(Numbers(40), batch_size=2, num_workers=2))
+    next(it)
+    victim = it._workers.processes[1]
+    os.kill(victim.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:  # its end of the pipe is closed once it is a zombie (or reaped)
+        try:
+            if psutil.Process(victim.pid).status() == psutil.STATUS_ZOMBIE:
+                break
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.01)
+    with pytest.raises(RuntimeError, match=r"DataLoader worker process 1 \(pid \d+\) was killed by SIGKILL"):
+        for _ in range(40):
+            it._workers.send(1, (10_000, it._epoch, [0]))
+    it.close()
+
+
 # -- nothing left behind --------------------------------------------------------------------------------
 def test_break_ends_the_workers(worker_type):
     pids: set[int] = set()

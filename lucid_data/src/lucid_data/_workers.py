@@ -569,6 +569,8 @@ class _ProcessWorkers:
         try:
             self._conns[worker_id].send(msg)
         except (BrokenPipeError, ConnectionResetError, EOFError):
+            # the pipe breaks as the process dies, before its exit code is there to read: wait for it
+            self.processes[worker_id].join(timeout=5.0)
             self._raise_if_dead()
             raise
 
@@ -713,7 +715,11 @@ class WorkerIterator:
             worker = next(self._turn)
             while not self._active[worker]:
                 worker = next(self._turn)
-            self._workers.send(worker, (self._next_task, self._epoch, key))
+            try:
+                self._workers.send(worker, (self._next_task, self._epoch, key))
+            except BaseException:  # a worker died before taking its task: stop the others too
+                self.close()
+                raise
             self._owner[self._next_task] = worker
             self._next_task += 1
 
