@@ -7,12 +7,13 @@ up to the timed total. A row is ``(phase, op, part)``:
 - phase ``forward`` / ``backward``: whether ``loss.backward()`` is running; ops that a backward
   formula calls (a matmul inside Linear's gradient) are charged to the backward phase under their
   own name, and ``part`` says ``kernel`` (the op's ``forward``, where the array library runs) or
-  ``grad glue`` (the Python of an op's ``backward`` method itself);
+  ``grad glue`` (the Python of an op's ``backward`` method itself) or ``raw grad`` (its ``backward_raw``,
+  the first-order gradient on native arrays, kernels included);
 - ``(untimed)`` is the rest of the step: autograd's engine loop, gradient accumulation, the
   optimizer, ``zero_grad`` and Python between ops.
 
 The workloads are ``bench_workloads.py``'s W2 (CNN, batch 64) and W5 (transformer block B16 T64
-d128), built by its ``lucid_train_step``. Timer overhead (two ``perf_counter`` calls per region)
+d128) by default, or W1, GPT and MNIST, built by its ``lucid_train_step``. Timer overhead (two ``perf_counter`` calls per region)
 inflates small ops a little; compare rows of one run. Run:
 ``python benchmarks/profile_step.py [--only W2,W5] [--steps 20] [--device numpy] [--top 25]``.
 """
@@ -72,12 +73,12 @@ class Profiler:
     def install(self) -> None:
         """Wrap ``forward``/``backward`` of every Function subclass defined so far."""
         for cls in _subclasses(Function):
-            for attr, part in (("forward", "kernel"), ("backward", "grad glue")):
+            for attr, part in (("forward", "kernel"), ("backward", "grad glue"), ("backward_raw", "raw grad")):
                 raw = cls.__dict__.get(attr)
                 if raw is None:
                     continue
                 fn = raw.__func__ if isinstance(raw, staticmethod) else raw
-                wrapped = self._wrap(cls.__name__, part, fn, attr == "backward")
+                wrapped = self._wrap(cls.__name__, part, fn, attr != "forward")
                 setattr(cls, attr, staticmethod(wrapped) if isinstance(raw, staticmethod) else wrapped)
                 self._patched.append((cls, attr, raw))
 
@@ -146,7 +147,7 @@ def report(workload: str, device: str, plain: float, prof: Profiler, top: int) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default="W2,W5", help="comma-separated workloads (W1, W2, W5)")
+    parser.add_argument("--only", default="W2,W5", help="comma-separated workloads (W1, W2, W5, GPT, MNIST)")
     parser.add_argument("--device", default="numpy", help="Lucid device (default numpy)")
     parser.add_argument("--steps", type=int, default=20, help="steps to average (default 20)")
     parser.add_argument("--top", type=int, default=25, help="rows to print per workload (default 25)")

@@ -61,6 +61,11 @@ class Function:
     saves_inputs: bool = True
     #: versions of outputs that are not fresh (an in-place op's output is the written tensor)
     _out_versions: dict[int, int] | None = None
+    #: a built-in op's first-order gradient on native arrays, ``backward_raw(ctx, *gys) -> grads``: the same
+    #: numbers as ``backward`` (tests check every one bit for bit), without a Tensor or a graph node per
+    #: gradient op. Backward uses it when no graph of the gradient is wanted (``create_graph=False``); it may
+    #: return ``NotImplemented`` (complex gradients, rare shapes) to hand the node to ``backward``.
+    backward_raw: Any = None
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
@@ -165,7 +170,15 @@ class Function:
         if type(out) is not device.array_type:
             out = device.backend.canonical(out)
         t = _new(Tensor)
-        _init_slots(t, out, device)  # not _new_tensor: one call less on every op
+        # _init_slots inline: every op's output
+        t._data = out
+        t._device = device
+        t._box = None
+        t._node = None
+        t._out_idx = 0
+        t._requires_grad = False
+        t._retains_grad = False
+        t.grad = None
         if requires:
             ctx.inputs = args
             ctx.generation = gen
@@ -320,10 +333,26 @@ def run_backward(
     counter = 0
     heappush = heapq.heappush
     heappop = heapq.heappop
+    raw = not create_graph and _raw_enabled[0]  # gradients travel as native arrays (no Tensor, no node)
 
     hooked_leaves: dict[int, list[Any]] = {}
 
-    def deliver_leaf(x: Tensor, gx: Tensor) -> None:
+    # raw, without capture or post-accumulate hooks: a leaf's gradients are summed as arrays and reach .grad
+    # once, after the graph (PyTorch's AccumulateGrad adds the summed gradient to .grad the same way)
+    leaf_sums: dict[int, list[Any]] | None = {} if raw and capture_ids is None and edges is None else None
+
+    def deliver_leaf(x: Tensor, gx: Any, now: bool = False) -> None:
+        if leaf_sums is not None and not now:
+            if gx.shape != x._data.shape:
+                _check_leaf_shape(x, gx)
+            w = leaf_sums.get(id(x))
+            if w is None:
+                leaf_sums[id(x)] = [x, gx]
+            else:
+                w[1] = w[1] + gx
+            return
+        if raw:
+            gx = _wrap(gx, x._device)
         if capture_ids is None:
             _accumulate_leaf(x, gx, handed)
         elif id(x) in capture_ids:
@@ -348,6 +377,8 @@ def run_backward(
         if xn is None:
             if _leaf_hooks and id(x) in _leaf_hooks and (capture_ids is None or id(x) in capture_ids):
                 # a hooked leaf sees its gradient once, summed over every use: wait for all of them
+                if raw:
+                    gx = _wrap(gx, x._device)
                 w = hooked_leaves.get(id(x))
                 hooked_leaves[id(x)] = [x, gx if w is None else w[1] + gx]
             else:
@@ -378,7 +409,7 @@ def run_backward(
                 )
             g = _seed_grad(t, g)
             handed.add(id(g._data))
-            route(t, g, None)
+            route(t, g._data if raw else g, None)
         if edges:
             _edges_done(outputs, edges, fed)
         while heap:
@@ -391,16 +422,32 @@ def run_backward(
                     "freed after the first backward); pass retain_graph=True to the first backward"
                 )
             n_out = len(buf) >> 1
-            if node._out_hooks is not None:
-                _run_output_hooks(node._out_hooks, buf)
+            if capture_ids is not None or node._retain or node._out_hooks is not None:
+                if raw:
+                    _wrap_buf(buf)  # hooks and retain_grad see Tensors
+                if node._out_hooks is not None:
+                    _run_output_hooks(node._out_hooks, buf)
+                if capture_ids is not None or node._retain:
+                    _observe(buf, n_out, capture_ids, captured, create_graph)
+                if raw:
+                    for i in range(0, len(buf), 2):
+                        if buf[i] is not None:
+                            buf[i] = buf[i]._data
             if node.saves_inputs and node.native:
                 for x in ins:  # inline: most inputs were never written or viewed (no box)
                     if isinstance(x, Tensor) and x._box is not None:
                         _check_saved_inputs(node)
                         break
-            if capture_ids is not None or node._retain:
-                _observe(buf, n_out, capture_ids, captured, create_graph)
-            gxs = node.backward(node, buf[0]) if n_out == 1 else node.backward(node, *buf[0::2])
+            if raw:
+                fn = node.backward_raw
+                if fn is not None and node.device.context is None:
+                    gxs = fn(node, buf[0]) if n_out == 1 else fn(node, *buf[0::2])  # buf holds arrays
+                    if gxs is NotImplemented:
+                        gxs = _backward_wrapped(node, buf, n_out)
+                else:
+                    gxs = _backward_raw(node, buf, n_out)
+            else:
+                gxs = node.backward(node, buf[0]) if n_out == 1 else node.backward(node, *buf[0::2])
             del buf  # the outputs may die now
             if type(gxs) is not tuple:
                 gxs = (gxs,)
@@ -413,6 +460,24 @@ def run_backward(
             vers = node._versions
             if vers is None:
                 for x, gx in zip(ins, gxs):
+                    if gx is None:
+                        continue
+                    # route() inlined for the common case: an unwritten tensor made by a node
+                    if isinstance(x, Tensor) and x._box is None and x._requires_grad:
+                        xn = x._node
+                        if xn is not None:
+                            b = pending.get(xn)
+                            i = x._out_idx << 1
+                            if b is None:
+                                b = pending[xn] = [None, None] * len(xn.outputs)
+                                counter += 1
+                                heappush(heap, (-xn.generation, counter, xn))
+                                b[i] = gx
+                            else:
+                                prev = b[i]
+                                b[i] = gx if prev is None else prev + gx
+                            b[i + 1] = x
+                            continue
                     route(x, gx, 0)
             else:
                 for x, gx, v in zip(ins, gxs, vers):
@@ -422,9 +487,12 @@ def run_backward(
         if edges:  # leaves whose remaining edges came from nodes that never ran (no gradient reached them)
             alive = [entry[0]() for entry in map(_post_hooks.get, list(edges)) if entry is not None]
             _edges_done(alive, edges, fed, final=True)
+        if leaf_sums:
+            for x, gx in leaf_sums.values():
+                _accumulate_leaf(x, _wrap(gx, x._device), handed)
         for x, gx in hooked_leaves.values():  # leaves come after every node, as in generation order
             entry = _leaf_hooks.get(id(x))
-            deliver_leaf(x, _call_hooks(entry[1], gx) if entry is not None and entry[0]() is x else gx)
+            deliver_leaf(x, _call_hooks(entry[1], gx) if entry is not None and entry[0]() is x else gx, now=True)
             post = _post_hooks.get(id(x)) if capture_ids is None else None
             if post is not None and post[0]() is x:  # its .grad arrived only now: its post-accumulate hooks too
                 for hook in list(post[1].values()):
@@ -434,6 +502,59 @@ def run_backward(
     if capture is None:
         return None
     return [captured.get(id(t)) for t in capture]
+
+
+#: whether first-order backward runs ``backward_raw`` where an op has one (tests switch it off to compare)
+_raw_enabled = [True]
+
+
+def _wrap(g: Any, device: Device) -> Tensor:
+    """A native gradient as a graph-free Tensor (Tensors pass through)."""
+    if g is None or isinstance(g, Tensor):
+        return g
+    if type(g) is not device.array_type:
+        g = device.backend.canonical(g)
+    t = _new(Tensor)
+    _init_slots(t, g, device)
+    return t
+
+
+def _wrap_buf(buf: list[Any]) -> None:
+    """Turn a node's pending native gradients into Tensors, in place (each on its output's device)."""
+    for i in range(0, len(buf), 2):
+        if buf[i] is not None and not isinstance(buf[i], Tensor):
+            buf[i] = _wrap(buf[i], buf[i + 1]._device)
+
+
+def _backward_raw(node: Function, buf: list[Any], n_out: int) -> tuple[Any, ...]:
+    """A node's input gradients as native arrays: its ``backward_raw`` (in the device's context), or
+    ``backward`` on wrapped Tensors."""
+    fn = node.backward_raw
+    if fn is not None:
+        with node.device.context():
+            gxs = fn(node, *buf[0::2])
+        if gxs is not NotImplemented:
+            return gxs
+    return _backward_wrapped(node, buf, n_out)
+
+
+def _backward_wrapped(node: Function, buf: list[Any], n_out: int) -> tuple[Any, ...]:
+    """``backward`` (in Lucid ops) on the native gradients wrapped as Tensors; native results."""
+    _wrap_buf(buf)
+    gxs = node.backward(node, buf[0]) if n_out == 1 else node.backward(node, *buf[0::2])
+    if type(gxs) is not tuple:
+        gxs = (gxs,)
+    return tuple(_unwrap_grad(g, node, i) for i, g in enumerate(gxs))
+
+
+def _unwrap_grad(g: Any, node: Function, i: int) -> Any:
+    if g is None:
+        return None
+    if isinstance(g, Tensor):
+        return g._data
+    raise TypeError(
+        f"{type(node).__name__}.backward returned a {type(g).__name__} for input {i}; expected a Tensor or None"
+    )
 
 
 def _observe(buf: list[Any], n_out: int, capture_ids: Any, captured: dict[int, Tensor], create_graph: bool) -> None:
@@ -449,12 +570,17 @@ def _observe(buf: list[Any], n_out: int, capture_ids: Any, captured: dict[int, T
             captured[id(t)] = g
 
 
-def _accumulate_leaf(x: Tensor, gx: Tensor, handed: set[int]) -> None:
-    if gx._data.shape != x._data.shape:
+def _check_leaf_shape(x: Tensor, g: Any) -> None:
+    if tuple(g.shape) != tuple(x._data.shape):
         raise RuntimeError(
-            f"autograd: gradient of shape {tuple(gx._data.shape)} reached a leaf of shape {x.shape} "
+            f"autograd: gradient of shape {tuple(g.shape)} reached a leaf of shape {x.shape} "
             "(an op's backward did not reduce a broadcast); please report this"
         )
+
+
+def _accumulate_leaf(x: Tensor, gx: Tensor, handed: set[int]) -> None:
+    if gx._data.shape != x._data.shape:
+        _check_leaf_shape(x, gx._data)
     if not _mode.enabled:
         gx = _new_tensor(gx._data, gx._device) if gx._node is not None else gx
     if x.grad is None:

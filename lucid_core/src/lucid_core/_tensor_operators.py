@@ -189,7 +189,19 @@ def _reflected(fn: Callable[..., Tensor]) -> Callable[[Tensor, Any], Tensor]:
 
 
 def _fast(cls: Any) -> Callable[[Tensor, Any], Tensor]:
+    apply = cls.apply
+
     def method(self: Tensor, other: Any) -> Tensor:
+        # binop's two fast cases inline (a float tensor and a Python number; two tensors of one dtype)
+        t = type(other)
+        if t is float or t is int:
+            if self._data.dtype in self._device.float_natives:
+                return apply(self, other)
+        elif (t is Tensor or t is Parameter) and self._device is other._device:
+            da = self._data.dtype
+            db = other._data.dtype
+            if da is db or da == db:
+                return apply(self, other)
         return binop(cls, self, other)
 
     return method

@@ -49,7 +49,7 @@ class Device:
     tensors' device alone, never on a global.
     """
 
-    __slots__ = ("_str", "array_type", "backend", "context", "float_natives", "native", "type", "xp")
+    __slots__ = ("_str", "array_type", "backend", "context", "float_natives", "native", "real_natives", "type", "xp")
 
     def __init__(self, backend: Backend, type: str, native: Any = None) -> None:  # noqa: A002
         self.backend = backend
@@ -59,7 +59,8 @@ class Device:
         # filled by the backend on load: the native array type ops return (results of another
         # type go through Backend.canonical) and the native floating dtypes (scalar fast paths)
         self.array_type: Any = None
-        self.float_natives: frozenset[Any] = frozenset()
+        self.float_natives: frozenset[Any] = frozenset()  # the native real and complex floating dtypes
+        self.real_natives: frozenset[Any] = frozenset()  # the native real floating dtypes
         # a backend whose kernels and operators must run inside a context to land on this device
         # (MLX: ``mx.stream(device)``) sets this to a callable returning a context manager;
         # None (the default) costs nothing on the op path
@@ -149,9 +150,11 @@ class Backend:
             self._from_native.setdefault(ndt, ldt)
         devices = {t: self.make_device(t) for t in self.device_types}
         floats = frozenset(n for d, n in self.dtypes.items() if d.kind in "fc")
+        reals = frozenset(n for d, n in self.dtypes.items() if d.kind == "f")
         for dev in devices.values():
             dev.array_type = self.array_types[0] if self.array_types else None
             dev.float_natives = floats
+            dev.real_natives = reals
         self._devices = devices
         seed_new_backend(self)
         threads_new_backend(self)

@@ -95,6 +95,67 @@ def unbroadcast(g: Tensor, x: Any) -> Tensor | None:
     return sum_to(g, shape)
 
 
+# -- the same gradients on native arrays (Function.backward_raw: first-order backward, no graph) ---------
+
+
+def real_float(ctx: Any, g: Any, *operands: Any) -> bool:
+    """Whether a raw backward may run: ``g`` a real float array and every tensor operand of its dtype.
+
+    Anything else (complex gradients, mixed dtypes) goes to the op's ``backward`` in Lucid ops.
+    """
+    dtype = g.dtype
+    if dtype not in ctx.device.real_natives:
+        return False
+    for x in operands:
+        if isinstance(x, Tensor):
+            if x._data.dtype != dtype:
+                return False
+        elif type(x) is not float and type(x) is not int:
+            return False
+    return True
+
+
+def value(x: Any) -> Any:
+    """A Tensor's native array (constants pass through)."""
+    return x._data if isinstance(x, Tensor) else x
+
+
+def sum_to_raw(xp: Any, g: Any, shape: tuple[int, ...]) -> Any:
+    """:func:`sum_to` on a native array: the same calls, so the same numbers."""
+    gshape = tuple(g.shape)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    out = xp.sum(g, axis=axes, keepdims=False, dtype=None) if axes else g
+    if tuple(out.shape) != shape:
+        out = xp.reshape(out, shape)
+    return out
+
+
+def unbroadcast_raw(xp: Any, g: Any, x: Any) -> Any:
+    """:func:`unbroadcast` on a native array."""
+    if not isinstance(x, Tensor) or not x._requires_grad:
+        return None
+    shape = x._data.shape
+    if g.shape == shape:
+        return g
+    return sum_to_raw(xp, g, tuple(shape))
+
+
+def expand_reduced_raw(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
+    """:func:`expand_reduced` on a native array."""
+    if not keepdims and axes:
+        kept = list(shape)
+        for a in axes:
+            kept[a] = 1
+        if tuple(g.shape) != tuple(kept):
+            g = xp.reshape(g, tuple(kept))
+    if tuple(g.shape) != tuple(shape):
+        g = xp.broadcast_to(g, tuple(shape))
+    return g
+
+
 class AxisError(ValueError, IndexError):
     """An axis out of range: both a ValueError and the IndexError the Array API standard asks for (as NumPy's)."""
 

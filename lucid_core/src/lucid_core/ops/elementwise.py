@@ -48,6 +48,11 @@ class Add(Function):
         a, b = ctx.inputs
         return _h.unbroadcast(gy, a), _h.unbroadcast(gy, b)
 
+    @staticmethod
+    def backward_raw(ctx, gy):
+        a, b = ctx.inputs
+        return _h.unbroadcast_raw(ctx.xp, gy, a), _h.unbroadcast_raw(ctx.xp, gy, b)
+
 
 class Subtract(Function):
     native = True
@@ -62,6 +67,14 @@ class Subtract(Function):
         a, b = ctx.inputs
         gb = _h.unbroadcast(gy, b)
         return _h.unbroadcast(gy, a), (None if gb is None else -gb)
+
+    @staticmethod
+    def backward_raw(ctx, gy):
+        a, b = ctx.inputs
+        if not _h.real_float(ctx, gy):
+            return NotImplemented
+        gb = _h.unbroadcast_raw(ctx.xp, gy, b)
+        return _h.unbroadcast_raw(ctx.xp, gy, a), (None if gb is None else _negative_raw(ctx, gb))
 
 
 class Multiply(Function):
@@ -79,6 +92,16 @@ class Multiply(Function):
         need_a, need_b = ctx.needs_input_grad
         ga = _h.unbroadcast(gy * cb, a) if need_a else None
         gb = _h.unbroadcast(gy * ca, b) if need_b else None
+        return ga, gb
+
+    @staticmethod
+    def backward_raw(ctx, gy):
+        a, b = ctx.inputs
+        if not _h.real_float(ctx, gy, a, b):
+            return NotImplemented
+        xp = ctx.xp
+        ga = _h.unbroadcast_raw(xp, gy * _h.value(b), a) if isinstance(a, Tensor) and a._requires_grad else None
+        gb = _h.unbroadcast_raw(xp, gy * _h.value(a), b) if isinstance(b, Tensor) and b._requires_grad else None
         return ga, gb
 
 
@@ -100,6 +123,20 @@ class Divide(Function):
             return ga, gb
         ga = _h.unbroadcast(gy / b, a) if need_a else None
         gb = _h.unbroadcast(-gy * ctx.output() / b, b) if need_b else None
+        return ga, gb
+
+    @staticmethod
+    def backward_raw(ctx, gy):
+        a, b = ctx.inputs
+        if not _h.real_float(ctx, gy, a, b):
+            return NotImplemented
+        xp = ctx.xp
+        rb = _h.value(b)
+        ga = _h.unbroadcast_raw(xp, gy / rb, a) if isinstance(a, Tensor) and a._requires_grad else None
+        if isinstance(b, Tensor) and b._requires_grad:
+            gb = _h.unbroadcast_raw(xp, _negative_raw(ctx, gy) * ctx.output()._data / rb, b)
+        else:
+            gb = None
         return ga, gb
 
 
@@ -300,13 +337,15 @@ def _unary(
     doc: str,
     holomorphic: bool = True,
     complex_special: Callable[[Any, Any, Any], Any] | None = None,
+    raw: Callable[[Any, Any, Any], Any] | None = None,
 ) -> Callable[[Tensor], Tensor]:
     """Declare a unary op: ``xp.<kernel>`` forward, ``grad(x, y, gy)`` backward (None: not differentiable).
 
     For a complex ``gy`` a holomorphic op's ``grad`` sees ``conj(x)`` and ``conj(y)``: its derivative has
     real coefficients, so this gives ``gy * conj(f'(x))``, PyTorch's convention. Real tensors pay one check.
     ``complex_special(xp, x, out)`` puts the standard's special-case values into a complex result where
-    libraries (NumPy's C99 kernels) disagree with the standard.
+    libraries (NumPy's C99 kernels) disagree with the standard. ``raw(x, y, gy)``, where given, is ``grad``
+    on native real arrays with the same operations in the same order (first-order backward's fast path).
     """
 
     assert kernel in kernels.UNARY, f"unary op {kernel!r} is not declared in lucid_core.kernels.UNARY"
@@ -326,6 +365,12 @@ def _unary(
             return grad(conj(x), conj(ctx.output()), gy)
         return grad(x, ctx.output(), gy)
 
+    def backward_raw(ctx: Any, gy: Any) -> Any:
+        assert raw is not None
+        if gy.dtype not in ctx.device.real_natives:
+            return NotImplemented
+        return raw(ctx.inputs[0]._data, ctx.output()._data, gy)
+
     cls = type(
         kernel.capitalize(),
         (Function,),
@@ -335,6 +380,7 @@ def _unary(
             "differentiable": grad is not None,
             "forward": staticmethod(forward),
             "backward": staticmethod(backward),
+            "backward_raw": None if raw is None else staticmethod(backward_raw),
             "__module__": __name__,
         },
     )
@@ -384,34 +430,53 @@ def _tanh_special(xp: Any, z: Any, out: Any) -> Any:
     return xp.where(xp.isinf(re) & xp.isfinite(im), limit, out)
 
 
-exp = _unary("exp", lambda x, y, gy: gy * y, "e ** x, element-wise.")
-expm1 = _unary("expm1", lambda x, y, gy: gy * (y + 1), "exp(x) - 1, accurate near 0.", complex_special=_expm1_special)
-log = _unary("log", lambda x, y, gy: gy / x, "Natural logarithm.")
-log1p = _unary("log1p", lambda x, y, gy: gy / (x + 1), "log(1 + x), accurate near 0.")
+exp = _unary("exp", lambda x, y, gy: gy * y, "e ** x, element-wise.", raw=lambda x, y, gy: gy * y)
+expm1 = _unary(
+    "expm1", lambda x, y, gy: gy * (y + 1), "exp(x) - 1, accurate near 0.", complex_special=_expm1_special,
+    raw=lambda x, y, gy: gy * (y + 1),
+)  # fmt: skip
+log = _unary("log", lambda x, y, gy: gy / x, "Natural logarithm.", raw=lambda x, y, gy: gy / x)
+log1p = _unary(
+    "log1p", lambda x, y, gy: gy / (x + 1), "log(1 + x), accurate near 0.", raw=lambda x, y, gy: gy / (x + 1)
+)
 log2 = _unary("log2", lambda x, y, gy: gy / (x * math.log(2.0)), "Base-2 logarithm.")
 log10 = _unary("log10", lambda x, y, gy: gy / (x * math.log(10.0)), "Base-10 logarithm.")
-sqrt = _unary("sqrt", lambda x, y, gy: gy / (2 * y), "Square root.")
-square = _unary("square", lambda x, y, gy: gy * 2 * x, "x * x.")
+sqrt = _unary("sqrt", lambda x, y, gy: gy / (2 * y), "Square root.", raw=lambda x, y, gy: gy / (2 * y))
+square = _unary("square", lambda x, y, gy: gy * 2 * x, "x * x.", raw=lambda x, y, gy: gy * 2 * x)
 # |z| is not holomorphic: its gradient is gy * z / |z| (sign(z)), as in PyTorch
 abs = _unary("abs", lambda x, y, gy: gy * sign(x), "Absolute value (gradient 0 at 0).", False)  # noqa: A001
 sin = _unary("sin", lambda x, y, gy: gy * cos(x), "Sine.")
 cos = _unary("cos", lambda x, y, gy: -gy * sin(x), "Cosine.")
-tan = _unary("tan", lambda x, y, gy: gy * (1 + y * y), "Tangent.")
+tan = _unary("tan", lambda x, y, gy: gy * (1 + y * y), "Tangent.", raw=lambda x, y, gy: gy * (1 + y * y))
 asin = _unary("asin", lambda x, y, gy: gy / sqrt(1 - x * x), "Inverse sine.")
 acos = _unary("acos", lambda x, y, gy: -gy / sqrt(1 - x * x), "Inverse cosine.")
-atan = _unary("atan", lambda x, y, gy: gy / (1 + x * x), "Inverse tangent.")
+atan = _unary("atan", lambda x, y, gy: gy / (1 + x * x), "Inverse tangent.", raw=lambda x, y, gy: gy / (1 + x * x))
 sinh = _unary("sinh", lambda x, y, gy: gy * cosh(x), "Hyperbolic sine.")
 cosh = _unary("cosh", lambda x, y, gy: gy * sinh(x), "Hyperbolic cosine.")
-tanh = _unary("tanh", lambda x, y, gy: TanhGrad.apply(gy, y), "Hyperbolic tangent.", complex_special=_tanh_special)
+tanh = _unary(
+    "tanh", lambda x, y, gy: TanhGrad.apply(gy, y), "Hyperbolic tangent.", complex_special=_tanh_special,
+    raw=lambda x, y, gy: gy * (1 - y * y),  # TanhGrad.forward
+)  # fmt: skip
 asinh = _unary("asinh", lambda x, y, gy: gy / sqrt(x * x + 1), "Inverse hyperbolic sine.")
 acosh = _unary("acosh", lambda x, y, gy: gy / _acosh_slope(x), "Inverse hyperbolic cosine.")
-atanh = _unary("atanh", lambda x, y, gy: gy / (1 - x * x), "Inverse hyperbolic tangent.")
+atanh = _unary(
+    "atanh", lambda x, y, gy: gy / (1 - x * x), "Inverse hyperbolic tangent.", raw=lambda x, y, gy: gy / (1 - x * x)
+)
 sign = _unary("sign", _zero, "-1, 0 or 1 by the sign of x (gradient 0).", False)
 floor = _unary("floor", _zero, "Round down (gradient 0).", False)
 ceil = _unary("ceil", _zero, "Round up (gradient 0).", False)
 round = _unary("round", _zero, "Round half to even (gradient 0).", False)  # noqa: A001
 trunc = _unary("trunc", _zero, "Round toward zero (gradient 0).", False)
 Negative = _unary("negative", lambda x, y, gy: -gy, "", False).Function  # type: ignore[attr-defined]
+
+
+def _negative_raw(ctx: Any, g: Any) -> Any:
+    """``-g`` on a native array, by the kernel ``negative`` (as the op runs it)."""
+    k = ctx.device.backend.kernels.get("negative")
+    return k(g) if k is not None else ctx.xp.negative(g)
+
+
+Negative.backward_raw = staticmethod(_negative_raw)
 conj = _unary("conj", lambda x, y, gy: conj(gy), "Complex conjugate.", False)
 isnan = _unary("isnan", None, "Whether each element is NaN.")
 isinf = _unary("isinf", None, "Whether each element is +-inf.")
@@ -433,6 +498,13 @@ class Sigmoid(Function):
         y = ctx.output()
         return SigmoidGrad.apply(gy, conj(y) if is_complex(gy) else y)
 
+    @staticmethod
+    def backward_raw(ctx, gy):
+        if gy.dtype not in ctx.device.real_natives:
+            return NotImplemented
+        y = ctx.output()._data
+        return gy * y * (1 - y)  # SigmoidGrad.forward
+
 
 def sigmoid(x: Tensor, /) -> Tensor:
     """The logistic function 1 / (1 + exp(-x)), stable for large |x|."""
@@ -449,6 +521,10 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, gy):
         return ReluGrad.apply(gy, ctx.inputs[0])
+
+    @staticmethod
+    def backward_raw(ctx, gy):
+        return kernels.call(ctx.device, "relu_grad", gy, ctx.inputs[0]._data)  # ReluGrad.forward
 
 
 def relu(x: Tensor, /) -> Tensor:

@@ -34,6 +34,11 @@ class Reshape(Function):
     def backward(ctx, gy):
         return reshape(gy, ctx.inputs[0].shape), None
 
+    @staticmethod
+    def backward_raw(ctx, gy):
+        shape = tuple(ctx.inputs[0]._data.shape)
+        return (gy if tuple(gy.shape) == shape else ctx.xp.reshape(gy, shape)), None
+
 
 def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> Tensor:
     """The same elements in a new shape (one dimension may be -1)."""
@@ -89,6 +94,14 @@ class PermuteDims(Function):
         for i, a in enumerate(axes):
             inv[a] = i
         return permute_dims(gy, tuple(inv)), None
+
+    @staticmethod
+    def backward_raw(ctx, gy):
+        axes = ctx.inputs[1]
+        inv = [0] * len(axes)
+        for i, a in enumerate(axes):
+            inv[a] = i
+        return ctx.xp.permute_dims(gy, tuple(inv)), None
 
 
 def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
@@ -188,6 +201,10 @@ class BroadcastTo(Function):
     @staticmethod
     def backward(ctx, gy):
         return _h.sum_to(gy, ctx.inputs[0].shape), None
+
+    @staticmethod
+    def backward_raw(ctx, gy):
+        return _h.sum_to_raw(ctx.xp, gy, tuple(ctx.inputs[0]._data.shape)), None
 
 
 def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:

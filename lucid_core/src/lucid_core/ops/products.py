@@ -32,6 +32,26 @@ class Matmul(Function):
         gb = _h.sum_to(matmul(_m.matrix_transpose(ca), gy), b.shape) if need_b else None
         return ga, gb
 
+    @staticmethod
+    def backward_raw(ctx, gy):
+        a, b = ctx.inputs
+        if not _h.real_float(ctx, gy, a, b):
+            return NotImplemented
+        xp = ctx.xp
+        ga = gb = None
+        if a._requires_grad:
+            ga = _h.sum_to_raw(xp, xp.matmul(gy, _transposed(xp, b._data)), tuple(a._data.shape))
+        if b._requires_grad:
+            gb = _h.sum_to_raw(xp, xp.matmul(_transposed(xp, a._data), gy), tuple(b._data.shape))
+        return ga, gb
+
+
+def _transposed(xp: Any, x: Any) -> Any:
+    """The last two axes swapped, as ``matrix_transpose`` does it (``permute_dims``)."""
+    axes = list(range(x.ndim))
+    axes[-1], axes[-2] = axes[-2], axes[-1]
+    return xp.permute_dims(x, tuple(axes))
+
 
 def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
     """Matrix product with batch broadcasting; 1-D operands act as row/column vectors."""

@@ -49,6 +49,13 @@ class Sum(Function):
             g = _m._cast_grad(g, x.dtype)
         return g, None, None, None
 
+    @staticmethod
+    def backward_raw(ctx, gy):
+        x, axes, keepdims, _ = ctx.inputs
+        if gy.dtype != x._data.dtype:
+            return NotImplemented  # the cast back goes through backward
+        return _h.expand_reduced_raw(ctx.xp, gy, tuple(x._data.shape), axes, keepdims), None, None, None
+
 
 def sum(  # noqa: A001
     x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None, keepdims: bool = False
