@@ -13,8 +13,8 @@ up to the timed total. A row is ``(phase, op, part)``:
   optimizer, ``zero_grad`` and Python between ops.
 
 The workloads are ``bench_workloads.py``'s W2 (CNN, batch 64) and W5 (transformer block B16 T64
-d128) by default, or W1, GPT and MNIST, built by its ``lucid_train_step``. Timer overhead (two ``perf_counter`` calls per region)
-inflates small ops a little; compare rows of one run. Run:
+d128) by default, or W1, GPT and MNIST, built by its ``lucid_train_step``. Timer overhead (two
+``perf_counter`` calls per region) inflates small ops a little; compare rows of one run. Run:
 ``python benchmarks/profile_step.py [--only W2,W5] [--steps 20] [--device numpy] [--top 25]``.
 """
 
