@@ -34,6 +34,7 @@ import contextlib
 import gc
 import os
 import platform
+import signal
 import sys
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -216,6 +217,12 @@ class WorkerStep:
     The worker builds the step once, then times one step per request and reports the seconds, so
     the alternating cycles compare the frameworks without the pipe's latency. ``threads`` None leaves
     both libraries at their defaults (as a user gets them); a number sets PyTorch's and Lucid's.
+
+    Between its requests a worker is stopped (SIGSTOP, resumed with SIGCONT): thread pools keep spinning
+    after their work (OpenBLAS's threads for about 0.1 s, OpenMP's for a while), and a spinning idle
+    worker would take a core from the framework being timed. Measured on 2 cores before this: PyTorch's
+    W5 step at 39 ms next to an idle Lucid worker whose BLAS threads spun, 17.5 ms next to one whose did
+    not, which made PyTorch's default threads look slower than its one thread.
     """
 
     def __init__(self, framework: str, workload: str, threads: int | None) -> None:
@@ -230,13 +237,20 @@ class WorkerStep:
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self._ask("ready")
 
+    def _signal(self, name: str) -> None:
+        sig = getattr(signal, name, None)  # POSIX only: elsewhere idle workers run on
+        if sig is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+
     def _ask(self, msg: str) -> str:
         assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._signal("SIGCONT")
         self.proc.stdin.write(msg + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
             raise RuntimeError(f"benchmark worker {self.proc.args} exited (code {self.proc.wait()})")
+        self._signal("SIGSTOP")  # its pools' spinning threads must not run while another worker is timed
         return line.strip()
 
     def __call__(self) -> float:
@@ -248,6 +262,7 @@ class WorkerStep:
 
     def close(self) -> None:
         """Stop the worker process."""
+        self._signal("SIGCONT")
         if self.proc.stdin is not None:
             self.proc.stdin.close()
         self.proc.wait()
