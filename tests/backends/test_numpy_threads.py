@@ -1,5 +1,5 @@
-"""The NumPy backend's batch-split kernels give the single-thread result bit for bit; the thread setting and
-the malloc tuning behave as documented."""
+"""The NumPy backend's batch-split kernels give the single-thread result bit for bit (2-D products, split
+along a side, within rounding); the thread setting and the malloc tuning behave as documented."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 import lucid_core as lc
 import lucid_nn as nn
 import lucid_nn.functional as F
-from lucid_backend_numpy import _malloc, _parallel
+from lucid_backend_numpy import _backend, _malloc, _parallel
 
 
 @pytest.fixture
@@ -120,6 +120,38 @@ def test_batched_matmul_is_bit_identical_split(split_everything, numpy_backend, 
     one, three = _both(lambda: numpy_backend.xp.matmul(a, b))
     _assert_same_bits(one, three)
     _assert_same_bits(one, np.matmul(a, b))
+
+
+@pytest.mark.parametrize("m, k, n", [(37, 20, 9), (9, 20, 37), (64, 784, 128)])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_2d_matmul_splits_along_its_longer_side_while_the_pool_is_busy(split_everything, numpy_backend, monkeypatch, m, k, n, order):
+    """While the pool is busy, rows of ``a`` (m >= n) or columns of ``b`` go to separate threads, each a BLAS
+    call on a view; BLAS may block a smaller product differently, so the result agrees with one call within
+    float rounding. An idle pool leaves the product to BLAS."""
+    rng = np.random.default_rng(3)
+    a = np.asarray(rng.standard_normal((m, k)), order=order)
+    b = np.asarray(rng.standard_normal((k, n)), order=order)
+    calls: list[tuple[int, int]] = []
+    orig = _parallel.parallel_batches
+
+    def spy(fn, n_items, work):
+        calls.append((n_items, work))
+        return orig(fn, n_items, work)
+
+    lc.set_num_threads(3)
+    monkeypatch.setattr(_backend, "parallel_batches", spy)
+    monkeypatch.setitem(_parallel._state, "busy_until", 0.0)
+    assert not _parallel.pool_busy()
+    np.testing.assert_array_equal(numpy_backend.xp.matmul(a, b), a @ b)  # an idle pool: BLAS threads it
+    assert calls == []
+    _parallel.parallel_batches(lambda lo, hi: None, 4, 10)  # a split makes the pool busy for a while
+    assert _parallel.pool_busy()
+    got = numpy_backend.xp.matmul(a, b)
+    assert calls == [(max(m, n), m * n * k // 16)]
+    np.testing.assert_allclose(got, a @ b, rtol=1e-12, atol=1e-12)
+    f32 = numpy_backend.xp.matmul(a.astype(np.float32), b.astype(np.float32))
+    assert f32.dtype == np.float32
+    np.testing.assert_allclose(f32, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-5, atol=1e-4)
 
 
 @pytest.mark.parametrize(

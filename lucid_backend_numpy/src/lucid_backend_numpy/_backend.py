@@ -130,6 +130,8 @@ def _namespace(compat: Any, np: Any) -> Any:
             b = np.ascontiguousarray(b)
         if a.ndim > 2 or b.ndim > 2:
             return _batched_matmul(np, base_matmul, a, b)
+        if a.ndim == 2 and b.ndim == 2:
+            return _split_matmul(np, base_matmul, a, b)
         return base_matmul(a, b)
 
     base_where = compat.where
@@ -607,6 +609,40 @@ class _NumpyDevice:
 
         self.xp = compat
         self.backend = types.SimpleNamespace(kernels={})
+def _split_matmul(np: Any, matmul: Any, a: Any, b: Any) -> Any:
+    """A 2-D product, split over the thread pool along its longer side while the pool is busy.
+
+    While kernels have been split over the pool lately (``_parallel.pool_busy``: a CNN step), the product is
+    split too, rows of ``a`` or columns of ``b``, each slice its own BLAS call on a view at one BLAS thread:
+    waking BLAS's own threads there would leave them spinning on the cores the next split needs. Otherwise
+    (an MLP or a transformer, whose work is products) BLAS threads it, which costs less per call than this
+    pool's hand-off. Every output element is one dot product over the whole K axis either way.
+    """
+    if a.dtype != b.dtype or a.dtype.kind not in "fc" or not _parallel.pool_busy():
+        return matmul(a, b)
+    m, k = a.shape
+    n = b.shape[1]
+    if k != b.shape[0]:
+        return matmul(a, b)
+    work = m * n * k // 16  # one multiply-add costs about an element-wise element / 16 (BLAS's SIMD)
+    rows = m >= n
+    if _parallel.chunks(m if rows else n, work) == 1:
+        return matmul(a, b)
+    out = np.empty((m, n), dtype=a.dtype)
+    if rows:
+
+        def part(lo: int, hi: int) -> None:
+            np.matmul(a[lo:hi], b, out=out[lo:hi])
+
+    else:
+
+        def part(lo: int, hi: int) -> None:
+            np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+
+    parallel_batches(part, m if rows else n, work)
+    return out
+
+
 def _batched_matmul(np: Any, matmul: Any, a: Any, b: Any) -> Any:
     """A stack of products split along the leading batch axis over the thread pool (``_parallel``).
 

@@ -18,8 +18,13 @@ on the calling thread, where the pool's hand-off (tens of microseconds, more on 
 would cost more than it saves.
 
 While a split call runs, BLAS is held at one thread (each worker's GEMMs are small; a multi-threaded
-BLAS inside each worker would oversubscribe the cores); outside, BLAS keeps ``n`` threads for the big
-GEMMs the calling thread makes. BLAS is reached through ``threadpoolctl`` (OpenBLAS, MKL, BLIS and
+BLAS inside each worker would oversubscribe the cores); outside, BLAS keeps ``n`` threads. Two pools on
+the same cores stall each other: after a threaded BLAS call OpenBLAS's threads keep spinning for about
+0.1 s, and a split that starts then finds its core taken. So while the pool is busy (a split within the
+last :data:`BUSY_SECONDS`, as in a CNN step) the backend's ``matmul`` splits large 2-D products over this
+pool too, and BLAS's threads stay asleep; otherwise BLAS threads them, whose spinning threads hand off
+work faster than this pool (a wake-up costs 70-180 us on a 2-core VM). MNIST's step: 120-130 ms with BLAS
+threading its products next to the conv splits, 80-90 ms with them split here. BLAS is reached through ``threadpoolctl`` (OpenBLAS, MKL, BLIS and
 FlexiBLAS, under whatever symbol prefix the NumPy wheel uses); without it BLAS is left alone.
 """
 
@@ -27,17 +32,21 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["MIN_WORK", "num_threads", "parallel_batches", "set_num_threads"]
+__all__ = ["MIN_WORK", "num_threads", "parallel_batches", "pool_busy", "set_num_threads"]
 
 MIN_WORK = 1 << 19
 """Elements per thread below which a kernel stays on the calling thread (measured: benchmarks/RESULTS.md)."""
 
+BUSY_SECONDS = 0.2
+"""How long after a split the pool counts as busy (OpenBLAS's threads spin about 0.1 s after a call)."""
+
 _lock = threading.Lock()
-_state: dict[str, Any] = {"n": 1, "pool": None, "blas": None, "blas_n": None, "regions": 0}
+_state: dict[str, Any] = {"n": 1, "pool": None, "blas": None, "blas_n": None, "regions": 0, "busy_until": 0.0}
 _local = threading.local()  # .worker is True on the pool's threads: a nested split runs serially
 
 
@@ -114,6 +123,12 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
 
+def pool_busy() -> bool:
+    """Whether kernels were split over the pool within the last :data:`BUSY_SECONDS` (then large products
+    are split over it too, rather than waking BLAS's threads; see the module docstring)."""
+    return _state["n"] > 1 and time.monotonic() < _state["busy_until"]
+
+
 def chunks(n_items: int, work: int) -> int:
     """How many slices :func:`parallel_batches` cuts ``n_items`` batch entries touching ``work`` elements into."""
     if getattr(_local, "worker", False):
@@ -133,6 +148,7 @@ def parallel_batches(fn: Callable[[int, int], object], n_items: int, work: int) 
         fn(0, n_items)
         return
     bounds = [n_items * i // k for i in range(k + 1)]
+    _state["busy_until"] = time.monotonic() + BUSY_SECONDS
     with _lock:
         pool = _pool()
         _state["regions"] += 1
