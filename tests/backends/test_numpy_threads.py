@@ -124,7 +124,9 @@ def test_batched_matmul_is_bit_identical_split(split_everything, numpy_backend, 
 
 @pytest.mark.parametrize("m, k, n", [(37, 20, 9), (9, 20, 37), (64, 784, 128)])
 @pytest.mark.parametrize("order", ["C", "F"])
-def test_a_2d_matmul_splits_along_its_longer_side_while_the_pool_is_busy(split_everything, numpy_backend, monkeypatch, m, k, n, order):
+def test_a_2d_matmul_splits_along_its_longer_side_while_the_pool_is_busy(
+    split_everything, numpy_backend, monkeypatch, m, k, n, order
+):
     """While the pool is busy, rows of ``a`` (m >= n) or columns of ``b`` go to separate threads, each a BLAS
     call on a view; BLAS may block a smaller product differently, so the result agrees with one call within
     float rounding. An idle pool leaves the product to BLAS."""

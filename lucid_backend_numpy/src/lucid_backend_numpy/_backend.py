@@ -609,6 +609,8 @@ class _NumpyDevice:
 
         self.xp = compat
         self.backend = types.SimpleNamespace(kernels={})
+
+
 def _split_matmul(np: Any, matmul: Any, a: Any, b: Any) -> Any:
     """A 2-D product, split over the thread pool along its longer side while the pool is busy.
 

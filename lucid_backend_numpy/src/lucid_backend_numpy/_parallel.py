@@ -24,8 +24,9 @@ the same cores stall each other: after a threaded BLAS call OpenBLAS's threads k
 last :data:`BUSY_SECONDS`, as in a CNN step) the backend's ``matmul`` splits large 2-D products over this
 pool too, and BLAS's threads stay asleep; otherwise BLAS threads them, whose spinning threads hand off
 work faster than this pool (a wake-up costs 70-180 us on a 2-core VM). MNIST's step: 120-130 ms with BLAS
-threading its products next to the conv splits, 80-90 ms with them split here. BLAS is reached through ``threadpoolctl`` (OpenBLAS, MKL, BLIS and
-FlexiBLAS, under whatever symbol prefix the NumPy wheel uses); without it BLAS is left alone.
+threading its products next to the conv splits, 80-90 ms with them split here. BLAS is reached through
+``threadpoolctl`` (OpenBLAS, MKL, BLIS and FlexiBLAS, under whatever symbol prefix the NumPy wheel uses);
+without it BLAS is left alone.
 """
 
 from __future__ import annotations

@@ -160,7 +160,7 @@ class Function:
             with device.context():
                 out = cls.forward(ctx, *raw, **kwargs) if cls.native else _forward_on_tensors(cls, ctx, args, kwargs)
         elif cls.native:
-            out = cls.forward(ctx, *raw, **kwargs)
+            out = cls.forward(ctx, *raw, **kwargs) if kwargs else cls.forward(ctx, *raw)
         else:
             out = _forward_on_tensors(cls, ctx, args, kwargs)
         device = ctx.device  # an op may place its result elsewhere (to_device)
@@ -412,8 +412,18 @@ def run_backward(
             route(t, g._data if raw else g, None)
         if edges:
             _edges_done(outputs, edges, fed)
-        while heap:
-            node = heappop(heap)[2]
+        nxt = None  # a node that skips the heap: the last one found (a chain needs no heap at all)
+        while heap or nxt is not None:
+            if nxt is None:
+                node = heappop(heap)[2]
+            elif heap and -heap[0][0] > nxt.generation:  # a later node came first: nxt waits its turn
+                counter += 1
+                heappush(heap, (-nxt.generation, counter, nxt))
+                node = heappop(heap)[2]
+                nxt = None
+            else:
+                node = nxt
+                nxt = None
             buf = pending.pop(node)
             ins = node.inputs
             if ins is None:
@@ -470,8 +480,11 @@ def run_backward(
                             i = x._out_idx << 1
                             if b is None:
                                 b = pending[xn] = [None, None] * len(xn.outputs)
-                                counter += 1
-                                heappush(heap, (-xn.generation, counter, xn))
+                                if nxt is None:
+                                    nxt = xn
+                                else:
+                                    counter += 1
+                                    heappush(heap, (-xn.generation, counter, xn))
                                 b[i] = gx
                             else:
                                 prev = b[i]
