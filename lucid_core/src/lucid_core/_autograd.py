@@ -193,6 +193,83 @@ class Function:
 _new = object.__new__
 
 
+def apply_unary(cls: type[Function], x: Tensor) -> Tensor:
+    """``cls.apply(x)`` for a built-in (native) op of one Tensor: the same node and result, without packing
+    ``*args`` or looping over them (the hot path of unary ops; tests compare it with ``apply``)."""
+    device = x._device
+    if device.context is not None:
+        return cls.apply(x)
+    ctx = _new(cls)
+    ctx.device = device
+    ctx.xp = device.xp
+    out = cls.forward(ctx, x._data)
+    if type(out) is not device.array_type:
+        if type(out) is tuple:
+            return _wrap_outputs(ctx, (x,), out, device, x._requires_grad and _mode.enabled and cls.differentiable,
+                                 0 if x._node is None else x._node.generation + 1, x._box is not None)  # fmt: skip
+        out = device.backend.canonical(out)
+    t = _new(Tensor)
+    t._data = out
+    t._device = device
+    t._box = None
+    t._node = None
+    t._out_idx = 0
+    t._requires_grad = False
+    t._retains_grad = False
+    t.grad = None
+    if x._requires_grad and _mode.enabled and cls.differentiable:
+        n = x._node
+        ctx.inputs = (x,)
+        ctx.generation = 0 if n is None else n.generation + 1
+        ctx._retain = False
+        b = x._box
+        ctx._versions = None if b is None else (b.version,)
+        t._node = ctx
+        t._requires_grad = True
+        ctx.outputs = (weakref.ref(t),)
+    return t
+
+
+def apply_binary(cls: type[Function], a: Tensor, b: Any) -> Tensor:
+    """``cls.apply(a, b)`` for a built-in (native) op of a Tensor and a Tensor or a number, as
+    :func:`apply_unary` (the hot path of arithmetic operators)."""
+    device = a._device
+    tb = isinstance(b, Tensor)
+    if device.context is not None or (tb and b._device is not device):
+        return cls.apply(a, b)  # apply reports mixed devices
+    ctx = _new(cls)
+    ctx.device = device
+    ctx.xp = device.xp
+    out = cls.forward(ctx, a._data, b._data if tb else b)
+    if type(out) is not device.array_type:
+        out = device.backend.canonical(out)
+    t = _new(Tensor)
+    t._data = out
+    t._device = device
+    t._box = None
+    t._node = None
+    t._out_idx = 0
+    t._requires_grad = False
+    t._retains_grad = False
+    t.grad = None
+    ra = a._requires_grad
+    rb = tb and b._requires_grad
+    if (ra or rb) and _mode.enabled and cls.differentiable:
+        gen = 0
+        if ra and a._node is not None:
+            gen = a._node.generation + 1
+        if rb and b._node is not None and b._node.generation >= gen:
+            gen = b._node.generation + 1
+        ctx.inputs = (a, b)
+        ctx.generation = gen
+        ctx._retain = False
+        ctx._versions = _versions((a, b)) if a._box is not None or (tb and b._box is not None) else None
+        t._node = ctx
+        t._requires_grad = True
+        ctx.outputs = (weakref.ref(t),)
+    return t
+
+
 class _SavedOutput:
     """Placeholder for a saved output: resolved through the node's weak output reference."""
 

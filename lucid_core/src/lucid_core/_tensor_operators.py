@@ -16,7 +16,7 @@ __all__ = ["Parameter", "attach"]
 from collections.abc import Callable
 from typing import Any
 
-from ._autograd import register_post_accumulate_grad_hook, register_tensor_hook, run_backward
+from ._autograd import apply_binary, register_post_accumulate_grad_hook, register_tensor_hook, run_backward
 from ._dtypes import DType
 from ._tensor import Tensor, _init_slots
 from ._typing import DeviceLike, DTypeLike
@@ -189,19 +189,17 @@ def _reflected(fn: Callable[..., Tensor]) -> Callable[[Tensor, Any], Tensor]:
 
 
 def _fast(cls: Any) -> Callable[[Tensor, Any], Tensor]:
-    apply = cls.apply
-
     def method(self: Tensor, other: Any) -> Tensor:
         # binop's two fast cases inline (a float tensor and a Python number; two tensors of one dtype)
         t = type(other)
         if t is float or t is int:
             if self._data.dtype in self._device.float_natives:
-                return apply(self, other)
+                return apply_binary(cls, self, other)
         elif (t is Tensor or t is Parameter) and self._device is other._device:
             da = self._data.dtype
             db = other._data.dtype
             if da is db or da == db:
-                return apply(self, other)
+                return apply_binary(cls, self, other)
         return binop(cls, self, other)
 
     return method

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _dtypes as dt
+from .._autograd import apply_binary
 from .._tensor import Tensor
 from . import creation as _c
 from . import manipulation as _m
@@ -197,14 +198,14 @@ def binop(cls: Any, a: Tensor, b: Any) -> Tensor:
     tb = type(b)
     if tb is float or tb is int:
         if a._data.dtype in a._device.float_natives:
-            return cls.apply(a, b)
+            return apply_binary(cls, a, b)
     elif isinstance(b, Tensor):
         if a._device is not b._device:
             return cls.apply(a, b)  # reports the device mismatch
         da = a._data.dtype
         db = b._data.dtype
         if da is db or da == db:
-            return cls.apply(a, b)
+            return apply_binary(cls, a, b)
     x, y = binary_operands(a, b, cls.__name__.lower())
     return cls.apply(x, y)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import _dtypes as dt
 from .. import kernels
-from .._autograd import Function
+from .._autograd import Function, apply_unary
 from .._tensor import Tensor, check_tensor
 from . import _helpers as _h
 from . import creation as _c
@@ -51,6 +51,8 @@ class Add(Function):
     @staticmethod
     def backward_raw(ctx, gy):
         a, b = ctx.inputs
+        if type(b) is float or type(b) is int:  # a tensor plus a number: inline, the common case
+            return (gy if gy.shape == a._data.shape else _h.sum_to_raw(ctx.xp, gy, tuple(a._data.shape))), None
         return _h.unbroadcast_raw(ctx.xp, gy, a), _h.unbroadcast_raw(ctx.xp, gy, b)
 
 
@@ -97,6 +99,11 @@ class Multiply(Function):
     @staticmethod
     def backward_raw(ctx, gy):
         a, b = ctx.inputs
+        if type(b) is float or type(b) is int:  # a tensor times a number: inline, the common case
+            if gy.dtype not in ctx.device.real_natives or a._data.dtype != gy.dtype:
+                return NotImplemented
+            g = gy * b
+            return (g if g.shape == a._data.shape else _h.sum_to_raw(ctx.xp, g, tuple(a._data.shape))), None
         if not _h.real_float(ctx, gy, a, b):
             return NotImplemented
         xp = ctx.xp
@@ -257,7 +264,9 @@ def pow(x1: Any, x2: Any, /) -> Tensor:  # noqa: A001 - the Array API name
 
 def negative(x: Tensor, /) -> Tensor:
     """``-x``."""
-    return Negative.apply(x)
+    if not isinstance(x, Tensor):
+        check_tensor(x, "negative")
+    return apply_unary(Negative, x)
 
 
 def positive(x: Tensor, /) -> Tensor:
@@ -369,7 +378,10 @@ def _unary(
         assert raw is not None
         if gy.dtype not in ctx.device.real_natives:
             return NotImplemented
-        return raw(ctx.inputs[0]._data, ctx.output()._data, gy)
+        y = ctx.outputs[0]()
+        if y is None or y._box is not None:
+            y = ctx.output()  # raises for a dead or rewritten output
+        return raw(ctx.inputs[0]._data, y._data, gy)
 
     cls = type(
         kernel.capitalize(),
@@ -384,12 +396,11 @@ def _unary(
             "__module__": __name__,
         },
     )
-    apply = cls.apply
 
     def op(x: Tensor, /) -> Tensor:
         if not isinstance(x, Tensor):  # inline: the hot path pays no call
             check_tensor(x, kernel)
-        return apply(x)
+        return apply_unary(cls, x)
 
     op.__name__ = op.__qualname__ = kernel
     op.__doc__ = doc
