@@ -170,7 +170,7 @@ class Function:
         if type(out) is not device.array_type:
             out = device.backend.canonical(out)
         t = _new(Tensor)
-        # _init_slots inline: every op's output
+        # _init_slots inline (every op's output; apply_unary and apply_binary do the same)
         t._data = out
         t._device = device
         t._box = None
@@ -208,7 +208,7 @@ def apply_unary(cls: type[Function], x: Tensor) -> Tensor:
             return _wrap_outputs(ctx, (x,), out, device, x._requires_grad and _mode.enabled and cls.differentiable,
                                  0 if x._node is None else x._node.generation + 1, x._box is not None)  # fmt: skip
         out = device.backend.canonical(out)
-    t = _new(Tensor)
+    t = _new(Tensor)  # _init_slots inline, as in apply
     t._data = out
     t._device = device
     t._box = None
@@ -243,7 +243,7 @@ def apply_binary(cls: type[Function], a: Tensor, b: Any) -> Tensor:
     out = cls.forward(ctx, a._data, b._data if tb else b)
     if type(out) is not device.array_type:
         out = device.backend.canonical(out)
-    t = _new(Tensor)
+    t = _new(Tensor)  # _init_slots inline, as in apply
     t._data = out
     t._device = device
     t._box = None

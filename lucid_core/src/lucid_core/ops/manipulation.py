@@ -89,19 +89,19 @@ class PermuteDims(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        axes = ctx.inputs[1]
-        inv = [0] * len(axes)
-        for i, a in enumerate(axes):
-            inv[a] = i
-        return permute_dims(gy, tuple(inv)), None
+        return permute_dims(gy, _inverse(ctx.inputs[1])), None
 
     @staticmethod
     def backward_raw(ctx, gy):
-        axes = ctx.inputs[1]
-        inv = [0] * len(axes)
-        for i, a in enumerate(axes):
-            inv[a] = i
-        return ctx.xp.permute_dims(gy, tuple(inv)), None
+        return ctx.xp.permute_dims(gy, _inverse(ctx.inputs[1])), None
+
+
+def _inverse(axes: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation that undoes ``axes``."""
+    inv = [0] * len(axes)
+    for i, a in enumerate(axes):
+        inv[a] = i
+    return tuple(inv)
 
 
 def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
