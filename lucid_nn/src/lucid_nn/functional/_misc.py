@@ -44,6 +44,20 @@ class _Linear(lc.Function):
         gb = lc.sum(g, axis=0) if bias is not None and bias.requires_grad else None
         return gx, gw, gb
 
+    @staticmethod
+    def backward_raw(ctx, g):
+        # backward's calls on the backend's arrays (Matmul, PermuteDims and Sum run these), for real floats
+        x, weight, bias = ctx.inputs
+        if g.dtype not in ctx.device.real_natives:
+            return NotImplemented
+        xp = ctx.xp
+        gx = xp.matmul(g, weight._data) if x._requires_grad else None
+        gw = xp.matmul(xp.permute_dims(g, (1, 0)), x._data) if weight._requires_grad else None
+        gb = None
+        if bias is not None and bias._requires_grad:
+            gb = xp.sum(g, axis=(0,), keepdims=False, dtype=None)
+        return gx, gw, gb
+
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, with weight laid out (out_features, in_features)."""
