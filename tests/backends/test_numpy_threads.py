@@ -136,9 +136,9 @@ def test_a_2d_matmul_splits_along_its_longer_side_while_the_pool_is_busy(
     calls: list[tuple[int, int]] = []
     orig = _parallel.parallel_batches
 
-    def spy(fn, n_items, work):
-        calls.append((n_items, work))
-        return orig(fn, n_items, work)
+    def spy(fn, n_items, work, busy=True):
+        calls.append((n_items, work, busy))
+        return orig(fn, n_items, work, busy)
 
     lc.set_num_threads(3)
     monkeypatch.setattr(_backend, "parallel_batches", spy)
@@ -148,8 +148,10 @@ def test_a_2d_matmul_splits_along_its_longer_side_while_the_pool_is_busy(
     assert calls == []
     _parallel.parallel_batches(lambda lo, hi: None, 4, 10)  # a split makes the pool busy for a while
     assert _parallel.pool_busy()
+    until = _parallel._state["busy_until"]
     got = numpy_backend.xp.matmul(a, b)
-    assert calls == [(max(m, n), m * n * k // 16)]
+    assert calls == [(max(m, n), m * n * k // 16, False)]
+    assert _parallel._state["busy_until"] == until  # a split product does not keep the pool busy
     np.testing.assert_allclose(got, a @ b, rtol=1e-12, atol=1e-12)
     f32 = numpy_backend.xp.matmul(a.astype(np.float32), b.astype(np.float32))
     assert f32.dtype == np.float32

@@ -212,3 +212,28 @@ def test_hooks_and_retain_grad_see_tensors_on_the_raw_path() -> None:
     assert all(isinstance(g, lc.Tensor) for g in seen) and len(seen) == 2
     np.testing.assert_array_equal(y.grad._data, np.array([6.0, 6.0]))
     np.testing.assert_array_equal(x.grad._data, 6.0 * np.exp(np.array([1.0, 2.0])))
+
+
+def test_a_custom_backward_returning_a_non_tensor_is_refused_by_name() -> None:
+    class Bad(lc.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, gy):
+            return 1.0
+
+    x = lc.ones(3, requires_grad=True)
+    with pytest.raises(TypeError, match="Bad.backward returned a float for input 0; expected a Tensor or None"):
+        Bad.apply(x).sum().backward()
+
+
+def test_a_raw_gradient_of_the_wrong_shape_for_its_leaf_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The leaf sums check each gradient's shape (an op whose backward forgot to reduce a broadcast)."""
+    Exp = type(lc.exp(lc.ones(1, requires_grad=True)).grad_fn)
+    monkeypatch.setattr(Exp, "backward_raw", staticmethod(lambda ctx, gy: np.ones((2, 3))))
+    monkeypatch.setattr(_autograd, "_post_hooks", {})
+    x = lc.ones(3, dtype=lc.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"gradient of shape \(2, 3\) reached a leaf of shape \(3,\)"):
+        lc.exp(x).sum().backward()

@@ -629,7 +629,7 @@ def _split_matmul(np: Any, matmul: Any, a: Any, b: Any) -> Any:
     work = m * n * k // 16  # one multiply-add costs about an element-wise element / 16 (BLAS's SIMD)
     rows = m >= n
     if _parallel.chunks(m if rows else n, work) == 1:
-        return matmul(a, b)
+        return matmul(a, b)  # small: one BLAS call
     out = np.empty((m, n), dtype=a.dtype)
     if rows:
 
@@ -641,7 +641,7 @@ def _split_matmul(np: Any, matmul: Any, a: Any, b: Any) -> Any:
         def part(lo: int, hi: int) -> None:
             np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
 
-    parallel_batches(part, m if rows else n, work)
+    parallel_batches(part, m if rows else n, work, busy=False)
     return out
 
 

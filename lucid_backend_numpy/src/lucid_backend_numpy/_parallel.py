@@ -137,19 +137,22 @@ def chunks(n_items: int, work: int) -> int:
     return max(1, min(_state["n"], n_items, work // MIN_WORK))
 
 
-def parallel_batches(fn: Callable[[int, int], object], n_items: int, work: int) -> None:
+def parallel_batches(fn: Callable[[int, int], object], n_items: int, work: int, busy: bool = True) -> None:
     """Call ``fn(lo, hi)`` over consecutive slices of ``range(n_items)``, on up to ``num_threads()`` threads.
 
     ``work`` (elements touched) decides whether splitting pays; ``fn`` must write only its slice of
     preallocated outputs (see the module docstring). Returns when every slice is done; the first
-    exception raised by a slice is re-raised here.
+    exception raised by a slice is re-raised here. A split marks the pool busy (:func:`pool_busy`) unless
+    ``busy`` is False: a product split only because the pool was busy must not keep it so, or products
+    would stay off BLAS's threads for good once any kernel had split.
     """
     k = chunks(n_items, work)
     if k == 1:
         fn(0, n_items)
         return
     bounds = [n_items * i // k for i in range(k + 1)]
-    _state["busy_until"] = time.monotonic() + BUSY_SECONDS
+    if busy:
+        _state["busy_until"] = time.monotonic() + BUSY_SECONDS
     with _lock:
         pool = _pool()
         _state["regions"] += 1

@@ -202,11 +202,8 @@ def apply_unary(cls: type[Function], x: Tensor) -> Tensor:
     ctx = _new(cls)
     ctx.device = device
     ctx.xp = device.xp
-    out = cls.forward(ctx, x._data)
+    out = cls.forward(ctx, x._data)  # one array: the unary ops have one output
     if type(out) is not device.array_type:
-        if type(out) is tuple:
-            return _wrap_outputs(ctx, (x,), out, device, x._requires_grad and _mode.enabled and cls.differentiable,
-                                 0 if x._node is None else x._node.generation + 1, x._box is not None)  # fmt: skip
         out = device.backend.canonical(out)
     t = _new(Tensor)  # _init_slots inline, as in apply
     t._data = out
