@@ -200,6 +200,96 @@ def test_a_cnn_train_step_is_bit_identical_split(split_everything):
     _assert_same_bits(one, three)
 
 
+def test_row_and_element_kernels_are_bit_identical_split(split_everything, numpy_backend):
+    """GELU, layer norm, softmax, attention, ReLU and 2x2 max-pool split over 3 threads give the one-thread
+    bits (row sums are BLAS products, so rows are split at multiples of 64: enough rows to cut here)."""
+    rng = np.random.default_rng(4)
+    k = numpy_backend.kernels
+    x = rng.standard_normal((300, 37)).astype(np.float32)
+    gy = rng.standard_normal((300, 37)).astype(np.float32)
+    w, b = rng.standard_normal(37).astype(np.float32), rng.standard_normal(37).astype(np.float32)
+    checks = {
+        "gelu": lambda: k["gelu"](x, "none"),
+        "gelu_grad": lambda: k["gelu_grad"](gy, x, "none"),
+        "softmax": lambda: k["softmax"](x, 1),
+        "log_softmax": lambda: k["log_softmax"](x, -1),
+        "relu": lambda: k["relu"](np.repeat(x, 120, axis=0)),  # relu splits only from 4096 elements
+    }
+    for weight, bias in ((w, b), (None, None)):
+        y, mean, rstd = k["layer_norm"](x, weight, bias, 1e-5)
+        checks[f"layer_norm {weight is None}"] = lambda weight=weight, bias=bias: np.concatenate(
+            [a.ravel() for a in k["layer_norm"](x, weight, bias, 1e-5)]
+        )
+        checks[f"layer_norm_grad {weight is None}"] = lambda weight=weight, mean=mean, rstd=rstd: np.concatenate(
+            [a.ravel() for a in k["layer_norm_grad"](gy, x, mean, rstd, weight)]
+        )
+    q, kk, v = (rng.standard_normal((2, 6, 16, 8)).astype(np.float32) for _ in range(3))
+    for causal in (False, True):
+        out, att = k["scaled_dot_product_attention"](q, kk, v, 0.35, causal)
+        checks[f"sdpa {causal}"] = lambda causal=causal: np.concatenate(
+            [a.ravel() for a in k["scaled_dot_product_attention"](q, kk, v, 0.35, causal)]
+        )
+        g = rng.standard_normal(out.shape).astype(np.float32)
+        checks[f"sdpa_grad {causal}"] = lambda g=g, att=att: np.concatenate(
+            [a.ravel() for a in k["scaled_dot_product_attention_grad"](g, q, kk, v, att, 0.35)]
+        )
+    xp = rng.integers(-2, 3, (7, 3, 9, 8)).astype(np.float32)  # ties inside tiles, a remainder row
+    checks["max_pool_tiles"] = lambda: k["max_pool_tiles"](xp, (2, 2), (4, 4))
+    for name, fn in checks.items():
+        one, three = _both(fn)
+        assert one.dtype == three.dtype and one.shape == three.shape, name
+        assert one.tobytes() == three.tobytes(), name
+    lc.set_num_threads(1)
+    y = k["max_pool_tiles"](xp, (2, 2), (4, 4))
+    composed = lc.kernels.KERNELS["max_pool_tiles"].default(_backend._NumpyDevice(), xp, (2, 2), (4, 4))
+    assert y.tobytes() == composed.tobytes()  # the backend's kernel is the composed one, split
+
+
+def test_split_slices_start_at_multiples_of_align(split_everything):
+    lc.set_num_threads(3)
+    seen: list[tuple[int, int]] = []
+    _parallel.parallel_batches(lambda lo, hi: seen.append((lo, hi)), 300, 300, align=64)
+    assert sorted(seen) == [(0, 64), (64, 192), (192, 300)]
+    seen.clear()
+    _parallel.parallel_batches(lambda lo, hi: seen.append((lo, hi)), 64, 64, align=64)
+    assert seen == [(0, 64)]  # one unit of 64: nothing to split
+
+
+@pytest.mark.skipif(_parallel._SPIN is None, reason="spinning workers need Linux spin locks")
+def test_spinning_workers_park_when_idle_and_stop_when_replaced(split_everything):
+    import time
+
+    lc.set_num_threads(2)
+    _parallel.parallel_batches(lambda lo, hi: None, 4, 4)
+    pool = _parallel._state["pool"]
+    assert isinstance(pool, _parallel._SpinningPool)
+    assert not pool.spinners[0].parked  # spinning, for the next split
+    deadline = time.monotonic() + 10
+    while not pool.spinners[0].parked and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pool.spinners[0].parked  # idle for BUSY_SECONDS: asleep, using no CPU
+    cpu = time.process_time()
+    time.sleep(0.3)
+    assert time.process_time() - cpu < 0.1
+    done: list[int] = []
+    _parallel.parallel_batches(lambda lo, hi: done.append(hi - lo), 4, 4)  # a parked worker wakes up
+    assert sorted(done) == [2, 2]
+    thread = pool.spinners[0].thread
+    lc.set_num_threads(3)  # a new pool; the old one's worker exits
+    thread.join(timeout=10)
+    assert not thread.is_alive() and pool.closed
+
+
+def test_without_spin_locks_the_pool_sleeps_and_splits_only_large_kernels():
+    code = (
+        "import lucid_core as lc; lc.get_backend('numpy').ensure_loaded(); lc.set_num_threads(2)\n"
+        "from lucid_backend_numpy import _parallel as P\n"
+        "out = []; P.parallel_batches(lambda lo, hi: out.append(hi - lo), 4, 4 * P.MIN_WORK)\n"
+        "print(type(P._state['pool']).__name__, P.MIN_WORK, sorted(out))"
+    )
+    assert _run(code, LUCID_NUMPY_SPIN="0").stdout.split() == ["_SleepingPool", str(1 << 19), "[2,", "2]"]
+
+
 def test_set_num_threads_reaches_loaded_backends_and_new_ones():
     calls: list[int] = []
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import types
 from typing import Any
 
@@ -306,6 +307,23 @@ def _conv_kernels(np: Any) -> dict[str, Any]:
             z = z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
         return z
 
+    def max_pool_tiles(x: Any, kernel: Any, out: Any) -> Any:
+        # the composed default's maximum over strided views, one slice of the batch per thread
+        views = [x[key] for key in tile_keys(kernel, out)]
+        y = np.empty(views[0].shape, dtype=x.dtype)
+
+        def part(lo: int, hi: int) -> None:
+            ys = y[lo:hi]
+            if len(views) == 1:
+                ys[...] = views[0][lo:hi]
+                return
+            np.maximum(views[0][lo:hi], views[1][lo:hi], out=ys)
+            for v in views[2:]:
+                np.maximum(ys, v[lo:hi], out=ys)
+
+        parallel_batches(part, x.shape[0], x.size)
+        return y
+
     def max_pool_tiles_grad(gy: Any, x: Any, y: Any, kernel: Any, out: Any) -> Any:
         # per tile offset: a compare of x's strided view with y, then gy / count times that mask written
         # into an uninitialised (N, C, o1, k1, o2, k2, ...) buffer, every element once (no zeros, no
@@ -334,7 +352,16 @@ def _conv_kernels(np: Any) -> dict[str, Any]:
         z[(slice(None), slice(None), *(slice(0, c) for c in covered[2:]))] = tiles.reshape(covered)
         return z
 
-    return {"im2col": im2col, "col2im": col2im, "max_pool_tiles_grad": max_pool_tiles_grad}
+    return {
+        "im2col": im2col,
+        "col2im": col2im,
+        "max_pool_tiles": max_pool_tiles,
+        "max_pool_tiles_grad": max_pool_tiles_grad,
+    }
+
+
+ROWS = 64
+"""Row alignment of split row-wise kernels: their row sums are BLAS products (see ``parallel_batches``)."""
 
 
 def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
@@ -392,7 +419,9 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         def kernel(x: Any, axis: int) -> Any:
             if x.dtype.kind != "f" or x.ndim == 0 or x.size == 0 or axis % x.ndim != x.ndim - 1:
                 return default(fallback, x, axis)
-            return fn(np.array(x, copy=True).reshape(-1, x.shape[-1])).reshape(x.shape)
+            m = np.array(x, copy=True).reshape(-1, x.shape[-1])
+            parallel_batches(lambda lo, hi: fn(m[lo:hi]), m.shape[0], m.size, align=ROWS)
+            return m.reshape(x.shape)
 
         return kernel
 
@@ -407,18 +436,26 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
             return KERNELS["layer_norm"].default(fallback, x, weight, bias, eps)
         d = x.shape[-1]
         m = rows(x)
-        mean = row_sums(m)
-        mean /= d
-        xc = m - mean
-        var = row_sums(np.square(xc))
-        var /= d
-        var += eps
-        rstd = np.divide(1.0, np.sqrt(var, out=var), out=var)
-        y = np.multiply(xc, rstd, out=xc)
-        if weight is not None:
-            y *= weight
-        if bias is not None:
-            y += bias
+        y = np.empty_like(m)
+        mean = np.empty((m.shape[0], 1), dtype=m.dtype)
+        rstd = np.empty_like(mean)
+
+        def part(lo: int, hi: int) -> None:  # rows lo..hi
+            mu = row_sums(m[lo:hi])
+            mu /= d
+            mean[lo:hi] = mu
+            xc = np.subtract(m[lo:hi], mu, out=y[lo:hi])
+            var = row_sums(np.square(xc))
+            var /= d
+            var += eps
+            np.divide(1.0, np.sqrt(var, out=var), out=rstd[lo:hi])
+            xc *= rstd[lo:hi]
+            if weight is not None:
+                xc *= weight
+            if bias is not None:
+                xc += bias
+
+        parallel_batches(part, m.shape[0], m.size, align=ROWS)
         lead = (*x.shape[:-1], 1)
         return y.reshape(x.shape), mean.reshape(lead), rstd.reshape(lead)
 
@@ -428,24 +465,32 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         d = x.shape[-1]
         g = rows(gy)
         r = rstd.reshape(-1, 1)
-        xhat = rows(x) - mean.reshape(-1, 1)
-        xhat *= r
-        gxh = g * xhat
-        gw, gb = col_sums(gxh), col_sums(g)
-        if weight is not None:  # row sums of g * weight and of g * weight * xhat: products with weight
-            a = np.matmul(g, weight)[:, None]
-            b = np.matmul(gxh, weight)[:, None]
-            gx = g * weight
-        else:
-            a, b = row_sums(g), row_sums(gxh)
-            gx = g.copy()
-        a /= d
-        b /= d
-        gx -= a
-        np.multiply(xhat, b, out=xhat)
-        gx -= xhat
-        gx *= r
-        return gx.reshape(x.shape), gw, gb
+        xm, mu = rows(x), mean.reshape(-1, 1)
+        xhat = np.empty_like(xm)
+        gxh = np.empty_like(xm)
+        gx = np.empty_like(xm)
+
+        def part(lo: int, hi: int) -> None:  # rows lo..hi; the column sums over all rows come after
+            gs, xh, gh, out = g[lo:hi], xhat[lo:hi], gxh[lo:hi], gx[lo:hi]
+            np.subtract(xm[lo:hi], mu[lo:hi], out=xh)
+            xh *= r[lo:hi]
+            np.multiply(gs, xh, out=gh)
+            if weight is not None:  # row sums of g * weight and of g * weight * xhat: products with weight
+                a = np.matmul(gs, weight)[:, None]
+                b = np.matmul(gh, weight)[:, None]
+                np.multiply(gs, weight, out=out)
+            else:
+                a, b = row_sums(gs), row_sums(gh)
+                out[...] = gs
+            a /= d
+            b /= d
+            out -= a
+            np.multiply(xh, b, out=xh)
+            out -= xh
+            out *= r[lo:hi]
+
+        parallel_batches(part, g.shape[0], g.size, align=ROWS)
+        return gx.reshape(x.shape), col_sums(gxh), col_sums(g)
 
     half_a = tuple(np.float32(0.5 * c) for c in _ERF_A)  # 0.5 erfc(a) = Phi(-|x|) directly
     p_scaled = np.float32(_ERF_P * _SQRT1_2)  # t = 1 / (1 + p |x| / sqrt(2))
@@ -458,43 +503,50 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         (Abramowitz and Stegun 7.1.26, |error| < 1.5e-7); with P evaluated in float32, Phi is within
         3e-7 (measured; SciPy's float32 erf gives 1e-7), so GELU within 3e-7 |x| plus rounding.
         SciPy's erf took 8 ms per 262k float32 elements here, this 1.2 ms (most of it the one ``exp``);
-        float64 keeps SciPy's erf (the composed numbers bit for bit).
+        float64 keeps SciPy's erf (the composed numbers bit for bit). Blocks are split over the pool.
         """
         flat = np.ascontiguousarray(x).reshape(-1)
         g = None if gy is None else np.ascontiguousarray(gy).reshape(-1)
         out = np.empty_like(flat)
-        c = max(1, min(block, flat.size))
-        a, t, h, e = (np.empty(c, np.float32) for _ in range(4))
-        zeros = np.zeros(c, np.float32)
-        for s in range(0, flat.size, c):
-            xs = flat[s : s + c]
-            m = xs.size
-            a_, t_, h_, e_, o = a[:m], t[:m], h[:m], e[:m], out[s : s + m]
-            np.abs(xs, out=a_)
-            np.multiply(a_, p_scaled, out=t_)
-            t_ += 1.0
-            np.divide(1.0, t_, out=t_)
-            np.multiply(t_, half_a[4], out=h_)
-            for coef in half_a[3::-1]:
-                h_ += coef
-                h_ *= t_
-            np.multiply(xs, -0.5, out=e_)
-            e_ *= xs
-            np.exp(e_, out=e_)
-            h_ *= e_  # h = Phi(-|x|)
-            if g is None:  # x Phi(x) = max(x, 0) - |x| h
-                h_ *= a_
-                np.maximum(xs, zeros[:m], out=o)
-                o -= h_
-                continue
-            # Phi(x) + x phi(x), Phi(x) = 1/2 + sign(x) (1/2 - h)
-            np.subtract(0.5, h_, out=o)
-            np.copysign(o, xs, out=o)
-            o += 0.5
-            e_ *= xs
-            e_ *= _INV_SQRT_2PI
-            o += e_
-            o *= g[s : s + m]
+        # split: one block per thread (a worker's every NumPy call re-takes the GIL, and a thread that
+        # waits for it sleeps; few long calls beat cache-sized ones there); serial: L2-sized blocks
+        k = _parallel.chunks(flat.size, flat.size)
+        c = max(1, min(block, flat.size) if k == 1 else -(-flat.size // k))
+
+        def part(lo: int, hi: int) -> None:  # blocks lo..hi, with this thread's own temporaries
+            a, t, h, e = (np.empty(c, np.float32) for _ in range(4))
+            zeros = np.zeros(c, np.float32)
+            for s in range(lo * c, min(hi * c, flat.size), c):
+                xs = flat[s : s + c]
+                m = xs.size
+                a_, t_, h_, e_, o = a[:m], t[:m], h[:m], e[:m], out[s : s + m]
+                np.abs(xs, out=a_)
+                np.multiply(a_, p_scaled, out=t_)
+                t_ += 1.0
+                np.divide(1.0, t_, out=t_)
+                np.multiply(t_, half_a[4], out=h_)
+                for coef in half_a[3::-1]:
+                    h_ += coef
+                    h_ *= t_
+                np.multiply(xs, -0.5, out=e_)
+                e_ *= xs
+                np.exp(e_, out=e_)
+                h_ *= e_  # h = Phi(-|x|)
+                if g is None:  # x Phi(x) = max(x, 0) - |x| h
+                    h_ *= a_
+                    np.maximum(xs, zeros[:m], out=o)
+                    o -= h_
+                    continue
+                # Phi(x) + x phi(x), Phi(x) = 1/2 + sign(x) (1/2 - h)
+                np.subtract(0.5, h_, out=o)
+                np.copysign(o, xs, out=o)
+                o += 0.5
+                e_ *= xs
+                e_ *= _INV_SQRT_2PI
+                o += e_
+                o *= g[s : s + m]
+
+        parallel_batches(part, -(-flat.size // c), flat.size)
         return out.reshape(x.shape)
 
     def gelu(x: Any, approximate: str) -> Any:
@@ -537,26 +589,72 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         and copied, never the (L, S) attention matrix ``a``."""
         return np.ascontiguousarray(np.swapaxes(bmm(np.swapaxes(b, -1, -2), a), -1, -2))
 
+    def heads(*xs: Any) -> tuple[Any, ...] | None:
+        """(..., L, E) arrays with the same leading axes as C-contiguous (H, L, E) stacks, else None."""
+        if xs[0].ndim < 3 or any(x.shape[:-2] != xs[0].shape[:-2] for x in xs):
+            return None
+        return tuple(np.ascontiguousarray(x).reshape(-1, *x.shape[-2:]) for x in xs)
+
+    def head_align(length: int) -> int:
+        """Heads per slice unit so that every slice starts at a multiple of ``ROWS`` rows of scores."""
+        return ROWS // math.gcd(length, ROWS)
+
     def sdpa(q: Any, k: Any, v: Any, scale: float, causal: bool) -> tuple[Any, Any]:
         if q.dtype.kind != "f" or q.size == 0 or k.size == 0:
             return KERNELS["scaled_dot_product_attention"].default(fallback, q, k, v, scale, causal)
+        stacks = heads(q, k, v)
+        if stacks is None:  # broadcast leading axes: one whole-stack call
+            return sdpa_heads(q, k, v, scale, causal, None, None)
+        q3, k3, v3 = stacks
+        h, length, source = q3.shape[0], q3.shape[1], k3.shape[1]
+        out = np.empty((h, length, v3.shape[2]), dtype=q.dtype)
+        w = np.empty((h, length, source), dtype=q.dtype)
+
+        def part(lo: int, hi: int) -> None:
+            sdpa_heads(q3[lo:hi], k3[lo:hi], v3[lo:hi], scale, causal, out[lo:hi], w[lo:hi])
+
+        parallel_batches(part, h, h * length * source, align=head_align(length))
+        lead = q.shape[:-2]
+        return out.reshape(*lead, length, v3.shape[2]), w.reshape(*lead, length, source)
+
+    def sdpa_heads(q: Any, k: Any, v: Any, scale: float, causal: bool, out: Any, w: Any) -> tuple[Any, Any]:
         # the scale on q (L x E), not on the (L x S) scores: one pass fewer, the same within rounding
-        s = np.matmul(np.multiply(q, scale, dtype=q.dtype, order="C"), np.ascontiguousarray(np.swapaxes(k, -1, -2)))
+        kt = np.ascontiguousarray(np.swapaxes(k, -1, -2))
+        s = np.matmul(np.multiply(q, scale, dtype=q.dtype, order="C"), kt, out=w)
         if causal:
             s += causal_add(s.shape[-2], s.shape[-1], s.dtype)
         w = softmax_rows(s.reshape(-1, s.shape[-1])).reshape(s.shape)
-        return bmm(w, v), w
+        return np.matmul(w, np.ascontiguousarray(v), out=out), w
 
     def sdpa_grad(gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float) -> tuple[Any, Any, Any]:
         if w.size == 0 or q.size == 0:
             return KERNELS["scaled_dot_product_attention_grad"].default(fallback, gy, q, k, v, w, scale)
+        stacks = heads(gy, q, k, v, w)
+        if stacks is None:
+            return sdpa_grad_heads(gy, q, k, v, w, scale, None)
+        g3, q3, k3, v3, w3 = stacks
+        h, length, source = w3.shape
+        grads = (np.empty_like(q3), np.empty_like(k3), np.empty_like(v3))
+
+        def part(lo: int, hi: int) -> None:
+            sdpa_grad_heads(g3[lo:hi], q3[lo:hi], k3[lo:hi], v3[lo:hi], w3[lo:hi], scale, [a[lo:hi] for a in grads])
+
+        parallel_batches(part, h, h * length * source, align=head_align(length))
+        return tuple(a.reshape(x.shape) for a, x in zip(grads, (q, k, v)))
+
+    def sdpa_grad_heads(gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float, outs: Any) -> tuple[Any, Any, Any]:
         gv = t_bmm(w, gy)
         dw = bmm(gy, np.swapaxes(v, -1, -2))
         ds = (dw * w).reshape(-1, w.shape[-1])
         dw -= row_sums(ds).reshape((*w.shape[:-1], 1))
         dw *= w
         dw *= scale
-        return bmm(dw, k), t_bmm(dw, q), gv
+        gq, gk = bmm(dw, k), t_bmm(dw, q)
+        if outs is None:
+            return gq, gk, gv
+        for o, a in zip(outs, (gq, gk, gv)):
+            o[...] = a
+        return gq, gk, gv
 
     def cross_entropy(x: Any, target: Any, ignore_index: int, smoothing: float) -> tuple[Any, Any]:
         if x.dtype.kind != "f" or x.ndim != 2 or x.shape[1] == 0:
@@ -621,6 +719,7 @@ def _split_matmul(np: Any, matmul: Any, a: Any, b: Any) -> Any:
     pool's hand-off. Every output element is one dot product over the whole K axis either way.
     """
     if a.dtype != b.dtype or a.dtype.kind not in "fc" or not _parallel.pool_busy():
+        _parallel.settle_blas()
         return matmul(a, b)
     m, k = a.shape
     n = b.shape[1]

@@ -263,7 +263,16 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
             zeros.flags.writeable = False
             zeros_cache[key] = zeros
         # an array operand takes NumPy's vectorised loop; the scalar 0 a ~2.5x slower one
-        return np.maximum(x, zeros)
+        if not x.flags.c_contiguous:
+            return np.maximum(x, zeros)
+        y = np.empty_like(x)
+        xf, zf, yf = x.reshape(-1), zeros.reshape(-1), y.reshape(-1)
+
+        def part(lo: int, hi: int) -> None:
+            np.maximum(xf[lo:hi], zf[lo:hi], out=yf[lo:hi])
+
+        parallel_batches(part, xf.size, xf.size)
+        return y
 
     return {
         "conv": conv,

@@ -14,40 +14,72 @@ their own results would spread buffers over per-thread malloc arenas, and concat
 a copy), and each output element is computed exactly as the whole-batch call computes it (a slice of
 the batch never changes a sum inside one sample), so the result is bit-identical to one thread.
 ``work`` is the number of elements the call touches; below :data:`MIN_WORK` per thread the call runs
-on the calling thread, where the pool's hand-off (tens of microseconds, more on a loaded machine)
-would cost more than it saves.
+on the calling thread, where the pool's hand-off would cost more than it saves.
+
+The hand-off decides what is worth splitting. Waking a sleeping thread costs 70-180 us on a 2-core VM
+(the kernel has to wake an idle CPU), as long as a 200k-element ``exp``. OpenMP and OpenBLAS avoid that
+by letting idle workers spin for a while, and so does this pool on Linux: a worker waits for its next
+slice in ``pthread_spin_lock`` (through ``ctypes``, which releases the GIL), so a hand-off costs a few
+microseconds while the pool is in use. It spins for :data:`BUSY_SECONDS` after the last split, then a
+housekeeping thread parks it on an ordinary event (no CPU used); the next split wakes it the slow way.
+Elsewhere (macOS, Windows, or ``LUCID_NUMPY_SPIN=0``) the workers always sleep between slices and only
+kernels of about a millisecond or more are split (:data:`MIN_WORK` is larger).
 
 While a split call runs, BLAS is held at one thread (each worker's GEMMs are small; a multi-threaded
 BLAS inside each worker would oversubscribe the cores); outside, BLAS keeps ``n`` threads. Two pools on
 the same cores stall each other: after a threaded BLAS call OpenBLAS's threads keep spinning for about
 0.1 s, and a split that starts then finds its core taken. So while the pool is busy (a split within the
-last :data:`BUSY_SECONDS`, as in a CNN step) the backend's ``matmul`` splits large 2-D products over this
-pool too, and BLAS's threads stay asleep; otherwise BLAS threads them, whose spinning threads hand off
-work faster than this pool (a wake-up costs 70-180 us on a 2-core VM). MNIST's step: 120-130 ms with BLAS
-threading its products next to the conv splits, 80-90 ms with them split here. BLAS is reached through
-``threadpoolctl`` (OpenBLAS, MKL, BLIS and FlexiBLAS, under whatever symbol prefix the NumPy wheel uses);
-without it BLAS is left alone.
+last :data:`BUSY_SECONDS`) the backend's ``matmul`` splits large 2-D products over this pool too, and
+BLAS's threads stay asleep; otherwise BLAS threads them. BLAS is reached through ``threadpoolctl``
+(OpenBLAS, MKL, BLIS and FlexiBLAS, under whatever symbol prefix the NumPy wheel uses); without it BLAS
+is left alone.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["MIN_WORK", "num_threads", "parallel_batches", "pool_busy", "set_num_threads"]
-
-MIN_WORK = 1 << 19
-"""Elements per thread below which a kernel stays on the calling thread (measured: benchmarks/RESULTS.md)."""
+__all__ = ["MIN_WORK", "num_threads", "parallel_batches", "pool_busy", "set_num_threads", "settle_blas"]
 
 BUSY_SECONDS = 0.2
-"""How long after a split the pool counts as busy (OpenBLAS's threads spin about 0.1 s after a call)."""
+"""How long after a split the pool counts as busy, and its workers spin (OpenBLAS's spin about 0.1 s)."""
+
+
+def _spin_locks() -> Any:
+    """glibc/musl's ``pthread_spin_init/lock/unlock`` through ctypes, or None where they cannot be used.
+
+    Both C libraries unlock with a plain atomic store, so a lock may be released by a thread other than
+    the one that took it: that is how one thread hands a slice to another here.
+    """
+    if not sys.platform.startswith("linux") or os.environ.get("LUCID_NUMPY_SPIN", "1") == "0":
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)  # the process's C library; calls through CDLL release the GIL
+        init, lock, unlock = libc.pthread_spin_init, libc.pthread_spin_lock, libc.pthread_spin_unlock
+    except (ImportError, OSError, AttributeError):  # pragma: no cover - no ctypes or no spin locks
+        return None
+    init.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lock.argtypes = unlock.argtypes = [ctypes.c_void_p]
+    init.restype = lock.restype = unlock.restype = ctypes.c_int
+    return ctypes, init, lock, unlock
+
+
+_SPIN = _spin_locks()
+
+MIN_WORK = 1 << 17 if _SPIN is not None else 1 << 19
+"""Elements per thread below which a kernel stays on the calling thread (measured: benchmarks/RESULTS.md)."""
 
 _lock = threading.Lock()
-_state: dict[str, Any] = {"n": 1, "pool": None, "blas": None, "blas_n": None, "regions": 0, "busy_until": 0.0}
+_state: dict[str, Any] = {"n": 1, "pool": None, "blas": None, "blas_n": None, "blas_low": False, "busy_until": 0.0}
 _local = threading.local()  # .worker is True on the pool's threads: a nested split runs serially
 
 
@@ -85,12 +117,14 @@ def set_num_threads(n: int, first: bool = False) -> None:
     ``set_num_threads`` later.
     """
     with _lock:
-        if n != _state["n"]:
-            _state["pool"] = None  # the old pool's idle threads exit once it is garbage
+        if n != _state["n"] and _state["pool"] is not None:
+            _state["pool"].close()
+            _state["pool"] = None
         _state["n"] = n
         current = blas_threads()
         _state["blas_n"] = min(n, current) if first and current else n
-        if _state["regions"] == 0 and current is not None and current != _state["blas_n"]:
+        _state["blas_low"] = False
+        if current is not None and current != _state["blas_n"]:
             _set_blas_threads(_state["blas_n"])
 
 
@@ -103,12 +137,180 @@ def _mark_worker() -> None:
     _local.worker = True
 
 
-def _pool() -> ThreadPoolExecutor:
+class _SleepingPool:
+    """Workers that sleep between slices (``concurrent.futures``): where spin locks are unavailable."""
+
+    def __init__(self, workers: int) -> None:
+        self._executor = ThreadPoolExecutor(workers, thread_name_prefix="lucid-numpy", initializer=_mark_worker)
+
+    def run(self, fn: Callable[[int, int], object], bounds: list[int], busy: bool) -> None:
+        futures: list[Future[object]] = [
+            self._executor.submit(fn, bounds[i], bounds[i + 1]) for i in range(1, len(bounds) - 1)
+        ]
+        try:
+            fn(bounds[0], bounds[1])
+        finally:
+            errors = [f.exception() for f in futures]
+        for e in errors:
+            if e is not None:
+                raise e
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False)
+
+
+_PARK, _EXIT = object(), object()
+
+
+class _Spinner:
+    """One worker thread and its two spin locks: ``go`` (held while it has nothing to do) and ``done``
+    (held while its slice runs). It waits in ``pthread_spin_lock(go)`` with the GIL released."""
+
+    def __init__(self, index: int) -> None:
+        ctypes, init, self._lock, self._unlock = _SPIN
+        self._cells = (ctypes.c_int * 32)()  # the two locks 64 bytes apart: separate cache lines
+        self.go = ctypes.addressof(self._cells)
+        self.done = self.go + 64
+        init(self.go, 0)
+        init(self.done, 0)
+        self._lock(self.go)
+        self._lock(self.done)
+        self.job: Any = None
+        self.error: BaseException | None = None
+        self.parked = True  # it starts asleep; the first post wakes it
+        self.wake = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name=f"lucid-numpy-{index}", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        _mark_worker()
+        self.wake.wait()
+        self.wake.clear()
+        while True:
+            self._lock(self.go)  # spins, GIL released, until post() releases it
+            job = self.job
+            self.job = None
+            if job is _EXIT:
+                self._unlock(self.done)
+                return
+            if job is _PARK:
+                self._unlock(self.done)
+                self.wake.wait()  # asleep until the next post
+                self.wake.clear()
+                continue
+            fn, lo, hi = job
+            try:
+                fn(lo, hi)
+            except BaseException as e:  # noqa: BLE001 - re-raised on the calling thread
+                self.error = e
+            self._unlock(self.done)
+
+    def post(self, job: Any) -> None:
+        self.job = job
+        self._unlock(self.go)
+        if self.parked:
+            self.parked = False
+            self.wake.set()
+
+    def wait(self) -> BaseException | None:
+        self._lock(self.done)  # spins, GIL released, until the slice is done
+        error, self.error = self.error, None
+        return error
+
+
+class _SpinningPool:
+    """Workers that spin between slices for :data:`BUSY_SECONDS`, then park (see the module docstring)."""
+
+    def __init__(self, workers: int) -> None:
+        self.dispatch = threading.Lock()  # one split at a time; a second caller runs its kernel serially
+        self.spinners = [_Spinner(i) for i in range(workers)]
+        self.hot_until = 0.0
+        self.closed = False
+        self.kick = threading.Event()
+        threading.Thread(target=self._housekeeper, name="lucid-numpy-park", daemon=True).start()
+
+    def run(self, fn: Callable[[int, int], object], bounds: list[int], busy: bool) -> None:
+        if not self.dispatch.acquire(blocking=False):
+            fn(bounds[0], bounds[-1])
+            return
+        try:
+            if self.closed:
+                fn(bounds[0], bounds[-1])
+                return
+            if busy:
+                self.hot_until = time.monotonic() + BUSY_SECONDS
+            used = self.spinners[: len(bounds) - 2]
+            if any(s.parked for s in used):
+                self.kick.set()
+            for i, s in enumerate(used, 1):
+                s.post((fn, bounds[i], bounds[i + 1]))
+            # let the woken workers take the GIL while this thread does not hold it: a thread that finds
+            # the GIL taken sleeps on a condition variable, and its wake-up is the slow hand-off again
+            # (a 64k-element exp split: 60 against 90 us, one thread 85 us)
+            os.sched_yield()
+            try:
+                fn(bounds[0], bounds[1])
+            finally:
+                errors = [s.wait() for s in used]
+            for e in errors:
+                if e is not None:
+                    raise e
+        finally:
+            self.dispatch.release()
+
+    def _park_all(self) -> None:
+        for s in self.spinners:
+            if not s.parked:
+                s.post(_PARK)
+                s.wait()
+                s.parked = True
+
+    def _housekeeper(self) -> None:
+        """Parks the spinning workers once the pool has been idle for :data:`BUSY_SECONDS`."""
+        while True:
+            self.kick.wait()  # asleep while the workers are
+            self.kick.clear()
+            while True:
+                delay = self.hot_until - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                    continue
+                with self.dispatch:
+                    if self.closed:
+                        return
+                    if time.monotonic() < self.hot_until:
+                        continue
+                    self._park_all()
+                break
+
+    def close(self) -> None:
+        """Stops the workers (parked or spinning) and the housekeeper."""
+        with self.dispatch:
+            if self.closed:
+                return
+            self.closed = True
+            for s in self.spinners:
+                s.post(_EXIT)
+                s.wait()
+            self.kick.set()
+
+
+def _pool() -> Any:
     pool = _state["pool"]
     if pool is None:
-        pool = ThreadPoolExecutor(_state["n"] - 1, thread_name_prefix="lucid-numpy", initializer=_mark_worker)
+        pool = (_SpinningPool if _SPIN is not None else _SleepingPool)(_state["n"] - 1)
         _state["pool"] = pool
     return pool
+
+
+def _close_pool() -> None:
+    pool = _state["pool"]
+    _state["pool"] = None
+    if pool is not None:
+        pool.close()
+
+
+atexit.register(_close_pool)  # no worker spinning while the interpreter shuts down
 
 
 def _after_fork() -> None:
@@ -117,7 +319,6 @@ def _after_fork() -> None:
     global _lock
     _lock = threading.Lock()
     _state["pool"] = None
-    _state["regions"] = 0
 
 
 if hasattr(os, "register_at_fork"):
@@ -130,6 +331,20 @@ def pool_busy() -> bool:
     return _state["n"] > 1 and time.monotonic() < _state["busy_until"]
 
 
+def settle_blas() -> None:
+    """Give BLAS back its ``n`` threads once the pool is no longer busy (called before BLAS products).
+
+    BLAS stays at one thread from the first split until then, not just during each split: a threaded
+    BLAS call between two splits would wake OpenBLAS's threads onto the core where a pool worker spins.
+    The pool's own housekeeping thread does not do it, as a BLAS call may be running on another thread.
+    """
+    if _state["blas_low"] and not pool_busy():
+        with _lock:
+            if _state["blas_low"]:
+                _state["blas_low"] = False
+                _set_blas_threads(_state["blas_n"])
+
+
 def chunks(n_items: int, work: int) -> int:
     """How many slices :func:`parallel_batches` cuts ``n_items`` batch entries touching ``work`` elements into."""
     if getattr(_local, "worker", False):
@@ -137,38 +352,33 @@ def chunks(n_items: int, work: int) -> int:
     return max(1, min(_state["n"], n_items, work // MIN_WORK))
 
 
-def parallel_batches(fn: Callable[[int, int], object], n_items: int, work: int, busy: bool = True) -> None:
+def parallel_batches(
+    fn: Callable[[int, int], object], n_items: int, work: int, busy: bool = True, align: int = 1
+) -> None:
     """Call ``fn(lo, hi)`` over consecutive slices of ``range(n_items)``, on up to ``num_threads()`` threads.
 
     ``work`` (elements touched) decides whether splitting pays; ``fn`` must write only its slice of
     preallocated outputs (see the module docstring). Returns when every slice is done; the first
-    exception raised by a slice is re-raised here. A split marks the pool busy (:func:`pool_busy`) unless
-    ``busy`` is False: a product split only because the pool was busy must not keep it so, or products
-    would stay off BLAS's threads for good once any kernel had split.
+    exception raised by a slice is re-raised here. A split marks the pool busy (:func:`pool_busy`) and
+    keeps its workers spinning unless ``busy`` is False: a product split only because the pool was busy
+    must not keep it so, or products would stay off BLAS's threads for good once any kernel had split.
+
+    Every slice but the last starts and ends at a multiple of ``align``. Row sums taken as matrix-vector
+    products need it: BLAS works on groups of rows (4 in OpenBLAS's x86 kernels), and a row's bits depend
+    on where its group starts and whether it falls in the remainder (64 covers any group of 2^k <= 64).
     """
     k = chunks(n_items, work)
-    if k == 1:
+    units = -(-n_items // align)
+    if k == 1 or units == 1:
         fn(0, n_items)
         return
-    bounds = [n_items * i // k for i in range(k + 1)]
+    k = min(k, units)
+    bounds = [min(n_items, units * i // k * align) for i in range(k + 1)]
     if busy:
         _state["busy_until"] = time.monotonic() + BUSY_SECONDS
     with _lock:
         pool = _pool()
-        _state["regions"] += 1
-        if _state["regions"] == 1 and _state["blas_n"] not in (None, 1):
+        if not _state["blas_low"] and _state["blas_n"] not in (None, 1):
+            _state["blas_low"] = True
             _set_blas_threads(1)
-    try:
-        futures: list[Future[object]] = [pool.submit(fn, bounds[i], bounds[i + 1]) for i in range(1, k)]
-        try:
-            fn(bounds[0], bounds[1])
-        finally:
-            errors = [f.exception() for f in futures]
-        for e in errors:
-            if e is not None:
-                raise e
-    finally:
-        with _lock:
-            _state["regions"] -= 1
-            if _state["regions"] == 0 and _state["blas_n"] not in (None, 1):
-                _set_blas_threads(_state["blas_n"])
+    pool.run(fn, bounds, busy)
