@@ -43,3 +43,27 @@ def test_in_place_updates_write_into_the_same_memory():
     view = lc.asarray(np.broadcast_to(np.ones(1, dtype=np.float32), (3,)))  # read-only memory
     view += 1.0
     assert view.tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    "key_shape, rows, cols, key_form",
+    [((12, 64), 65, 64, "tuple"), ((1000,), 5000, 3, "array"), ((40,), 6, 8, "tuple"), ((300,), 3, 4, "array")],
+)
+def test_row_index_add_is_np_add_at_bit_for_bit(key_shape, rows, cols, key_form):
+    """The embedding-gradient path (rows added in rounds) makes np.add.at's additions in its order: repeated
+    and negative indices, a non-zero target, and many repeats of few rows (which falls back to np.add.at)."""
+    add = lc.get_backend("numpy").kernels["index_add"]
+    rng = np.random.default_rng(0)
+    idx = rng.integers(-rows, rows, key_shape)
+    values = rng.standard_normal((*key_shape, cols)).astype(np.float32)
+    z = rng.standard_normal((rows, cols)).astype(np.float32)
+    want = z.copy()
+    np.add.at(want, (idx, Ellipsis), values)
+    got = add(z.copy(), (idx, Ellipsis) if key_form == "tuple" else idx, values)
+    assert got.tobytes() == want.tobytes()
+
+
+def test_row_index_add_out_of_range_raises_like_np_add_at():
+    add = lc.get_backend("numpy").kernels["index_add"]
+    with pytest.raises(IndexError):
+        add(np.zeros((4, 3), np.float32), np.arange(20) % 5, np.ones((20, 3), np.float32))

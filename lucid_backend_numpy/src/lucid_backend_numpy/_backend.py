@@ -117,6 +117,33 @@ class NumpyBackend(Backend):
         return self._rng.integers(low, high, size=shape, dtype=self.native_dtype(dtype))
 
 
+def _row_key(np: Any, z: Any, key: Any, values: Any) -> tuple[Any, Any] | None:
+    """(in-range row indices, values as matching rows) when ``z[key]`` picks rows of ``z`` by one integer
+    array (``key`` an array or ``(array, ...)``) and ``values`` has that shape; else None."""
+    if isinstance(key, tuple):
+        if len(key) == 2 and key[1] is Ellipsis:
+            key = key[0]
+        elif len(key) == 1:
+            key = key[0]
+        else:
+            return None
+    if (
+        not isinstance(key, np.ndarray)
+        or key.dtype.kind not in "iu"
+        or z.ndim < 2
+        or values.dtype != z.dtype
+        or values.shape != key.shape + z.shape[1:]
+        or key.size < 16
+    ):
+        return None
+    index = key.reshape(-1).astype(np.intp, copy=True)
+    length = z.shape[0]
+    if index.min() < -length or index.max() >= length:
+        return None  # np.add.at raises its IndexError
+    index[index < 0] += length
+    return index, values.reshape(index.size, *z.shape[1:])
+
+
 def _namespace(compat: Any, np: Any) -> Any:
     """``array_api_compat.numpy`` with NumPy-specific fixes, as a plain namespace (no lookup overhead)."""
     ns = types.SimpleNamespace(**{k: getattr(compat, k) for k in dir(compat) if not k.startswith("__")})
@@ -179,7 +206,32 @@ def _kernels(np: Any) -> dict[str, Any]:
             return _verf(x).astype(x.dtype)
 
     def index_add(z: Any, key: Any, values: Any) -> Any:
-        np.add.at(z, key, values)
+        rows = _row_key(np, z, key, values)
+        if rows is None:
+            np.add.at(z, key, values)
+            return z
+        # rows picked by one integer array (an embedding's gradient): ``np.add.at`` adds them one at a time
+        # (1 ms for 768 rows of 64). Instead, in rounds: round r adds every index's r-th occurrence at once
+        # (one fancy-index add; no index repeats within a round), so each row of z receives its values in
+        # their original order, the same additions as ``np.add.at``, bit for bit (0.3 ms)
+        index, flat = rows
+        n = index.size
+        order = np.argsort(index, kind="stable")
+        sorted_index = index[order]
+        first = np.ones(n, dtype=bool)
+        np.not_equal(sorted_index[1:], sorted_index[:-1], out=first[1:])
+        positions = np.arange(n)
+        rank = positions - np.maximum.accumulate(np.where(first, positions, 0))
+        counts = np.bincount(rank)
+        if counts.size > max(4, n // 8):  # a few indices repeated very often: rounds would be too many
+            np.add.at(z, key, values)
+            return z
+        by_round = order[np.argsort(rank, kind="stable")]
+        start = 0
+        for c in counts.tolist():
+            sel = by_round[start : start + c]
+            z[index[sel]] += flat[sel]
+            start += c
         return z
 
     def setitem(x: Any, key: Any, value: Any) -> Any:
@@ -510,7 +562,8 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         out = np.empty_like(flat)
         # split: one block per thread (a worker's every NumPy call re-takes the GIL, and a thread that
         # waits for it sleeps; few long calls beat cache-sized ones there); serial: L2-sized blocks
-        k = _parallel.chunks(flat.size, flat.size)
+        work = 4 * flat.size  # ~20 passes, each a long call when split
+        k = _parallel.chunks(flat.size, work)
         c = max(1, min(block, flat.size) if k == 1 else -(-flat.size // k))
 
         def part(lo: int, hi: int) -> None:  # blocks lo..hi, with this thread's own temporaries
@@ -546,7 +599,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
                 o += e_
                 o *= g[s : s + m]
 
-        parallel_batches(part, -(-flat.size // c), flat.size)
+        parallel_batches(part, -(-flat.size // c), work)
         return out.reshape(x.shape)
 
     def gelu(x: Any, approximate: str) -> Any:
