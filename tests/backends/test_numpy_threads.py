@@ -280,6 +280,21 @@ def test_spinning_workers_park_when_idle_and_stop_when_replaced(split_everything
     assert not thread.is_alive() and pool.closed
 
 
+def test_blas_stays_at_one_thread_while_the_pool_is_busy_then_gets_its_threads_back(split_everything, monkeypatch):
+    if _parallel.blas_threads() is None:
+        pytest.skip("threadpoolctl cannot see a BLAS here")
+    lc.set_num_threads(2)
+    assert _parallel.blas_threads() == 2
+    _parallel.parallel_batches(lambda lo, hi: None, 4, 4)
+    assert _parallel.pool_busy() and _parallel.blas_threads() == 1  # not only during the split
+    a = np.ones((3, 3))
+    _backend._split_matmul(np, np.matmul, a, a)  # still busy: stays at one thread
+    assert _parallel.blas_threads() == 1
+    monkeypatch.setitem(_parallel._state, "busy_until", 0.0)  # idle now
+    _backend._split_matmul(np, np.matmul, a, a)  # a product outside the pool gets BLAS's threads back
+    assert _parallel.blas_threads() == 2
+
+
 def test_without_spin_locks_the_pool_sleeps_and_splits_only_large_kernels():
     code = (
         "import lucid_core as lc; lc.get_backend('numpy').ensure_loaded(); lc.set_num_threads(2)\n"
@@ -288,6 +303,8 @@ def test_without_spin_locks_the_pool_sleeps_and_splits_only_large_kernels():
         "print(type(P._state['pool']).__name__, P.MIN_WORK, sorted(out))"
     )
     assert _run(code, LUCID_NUMPY_SPIN="0").stdout.split() == ["_SleepingPool", str(1 << 19), "[2,", "2]"]
+    bad = _run(code, LUCID_NUMPY_SPIN="yes")
+    assert bad.returncode != 0 and "LUCID_NUMPY_SPIN='yes'" in bad.stderr
 
 
 def test_set_num_threads_reaches_loaded_backends_and_new_ones():

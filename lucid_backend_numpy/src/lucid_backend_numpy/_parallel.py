@@ -58,7 +58,10 @@ def _spin_locks() -> Any:
     Both C libraries unlock with a plain atomic store, so a lock may be released by a thread other than
     the one that took it: that is how one thread hands a slice to another here.
     """
-    if not sys.platform.startswith("linux") or os.environ.get("LUCID_NUMPY_SPIN", "1") == "0":
+    choice = os.environ.get("LUCID_NUMPY_SPIN", "1")
+    if choice not in ("0", "1"):
+        raise ValueError(f"LUCID_NUMPY_SPIN={choice!r}: expected '1' (workers spin, the default) or '0' (they sleep)")
+    if not sys.platform.startswith("linux") or choice == "0":
         return None
     try:
         import ctypes
