@@ -562,7 +562,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         out = np.empty_like(flat)
         # split: one block per thread (a worker's every NumPy call re-takes the GIL, and a thread that
         # waits for it sleeps; few long calls beat cache-sized ones there); serial: L2-sized blocks
-        work = 4 * flat.size  # ~20 passes, each a long call when split
+        work = flat.size  # not more: GPT's 196k-element GELU split made its step slower (RESULTS.md)
         k = _parallel.chunks(flat.size, work)
         c = max(1, min(block, flat.size) if k == 1 else -(-flat.size // k))
 
