@@ -214,6 +214,7 @@ def test_row_and_element_kernels_are_bit_identical_split(split_everything, numpy
         "softmax": lambda: k["softmax"](x, 1),
         "log_softmax": lambda: k["log_softmax"](x, -1),
         "relu": lambda: k["relu"](np.repeat(x, 120, axis=0)),  # relu splits only from 4096 elements
+        "relu of a view": lambda: k["relu"](np.repeat(x, 120, axis=0)[:, 3:30]),  # split along the batch
     }
     for weight, bias in ((w, b), (None, None)):
         y, mean, rstd = k["layer_norm"](x, weight, bias, 1e-5)

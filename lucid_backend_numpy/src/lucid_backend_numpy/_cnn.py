@@ -263,15 +263,16 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
             zeros.flags.writeable = False
             zeros_cache[key] = zeros
         # an array operand takes NumPy's vectorised loop; the scalar 0 a ~2.5x slower one
-        if not x.flags.c_contiguous:
-            return np.maximum(x, zeros)
-        y = np.empty_like(x)
-        xf, zf, yf = x.reshape(-1), zeros.reshape(-1), y.reshape(-1)
+        y = np.empty(x.shape, dtype=x.dtype)
+        if x.flags.c_contiguous:  # split anywhere
+            x, zeros, out = x.reshape(-1), zeros.reshape(-1), y.reshape(-1)
+        else:  # a view (a conv's output on its padded grid): split along the batch
+            out = y
 
         def part(lo: int, hi: int) -> None:
-            np.maximum(xf[lo:hi], zf[lo:hi], out=yf[lo:hi])
+            np.maximum(x[lo:hi], zeros[lo:hi], out=out[lo:hi])
 
-        parallel_batches(part, xf.size, xf.size)
+        parallel_batches(part, x.shape[0], x.size)
         return y
 
     return {
