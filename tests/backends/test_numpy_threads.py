@@ -301,9 +301,14 @@ def test_without_spin_locks_the_pool_sleeps_and_splits_only_large_kernels():
         "import lucid_core as lc; lc.get_backend('numpy').ensure_loaded(); lc.set_num_threads(2)\n"
         "from lucid_backend_numpy import _parallel as P\n"
         "out = []; P.parallel_batches(lambda lo, hi: out.append(hi - lo), 4, 4 * P.MIN_WORK)\n"
-        "print(type(P._state['pool']).__name__, P.MIN_WORK, sorted(out))"
+        "def bad(lo, hi):\n"
+        "    if lo: raise KeyError('second slice')\n"
+        "try: P.parallel_batches(bad, 4, 4 * P.MIN_WORK)\n"
+        "except KeyError: out.append('raised')\n"
+        "print(type(P._state['pool']).__name__, P.MIN_WORK, out)"
     )
-    assert _run(code, LUCID_NUMPY_SPIN="0").stdout.split() == ["_SleepingPool", str(1 << 19), "[2,", "2]"]
+    got = _run(code, LUCID_NUMPY_SPIN="0").stdout.split()
+    assert got == ["_SleepingPool", str(1 << 19), "[2,", "2,", "'raised']"]
     bad = _run(code, LUCID_NUMPY_SPIN="yes")
     assert bad.returncode != 0 and "LUCID_NUMPY_SPIN='yes'" in bad.stderr
 
