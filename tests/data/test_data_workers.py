@@ -25,6 +25,7 @@ from worker_datasets import (
     RandomDraws,
     ShardedStream,
     Stream,
+    Threads,
     WhoLoads,
     broken_collate,
     failing_init,
@@ -203,6 +204,17 @@ def test_get_worker_info_and_worker_init_fn(worker_type):
         assert len(set(pids.values())) == 2 and os.getpid() not in pids.values()
     else:
         assert set(pids.values()) == {os.getpid()}
+
+
+def test_process_workers_run_one_thread_each_as_pytorchs_do():
+    before = lc.get_num_threads()
+    lc.set_num_threads(2)
+    try:
+        loader = DataLoader(Threads(), batch_size=2, num_workers=2, worker_type="process")
+        assert [b.tolist() for b in loader] == [[1, 1], [1, 1]]
+        assert lc.get_num_threads() == 2  # the training process keeps its setting
+    finally:
+        lc.set_num_threads(before)
 
 
 def test_process_workers_are_seeded_from_the_loader():

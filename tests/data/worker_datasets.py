@@ -84,6 +84,16 @@ class WhoLoads(Dataset):
         return self.n
 
 
+class Threads(Dataset):
+    """Each sample is the number of threads Lucid's kernels may use where it was loaded."""
+
+    def __getitem__(self, i: int):
+        return lc.get_num_threads()
+
+    def __len__(self) -> int:
+        return 4
+
+
 INIT_STATE = threading.local()
 
 

@@ -472,6 +472,9 @@ def _process_main(
 ) -> None:
     # Ctrl-C reaches the whole process group: the main process handles it and stops the workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # one thread per worker, as PyTorch's workers: num_workers processes each running a thread pool (the
+    # NumPy backend's workers spin) would oversubscribe the cores the training process needs
+    lc.set_num_threads(1)
     random.seed(seed)
     lc.manual_seed(seed)
     numpy = sys.modules.get("numpy")  # seeded only if this worker has it loaded (the dataset uses it)

@@ -32,7 +32,8 @@ class DataLoader:
         num_workers: with ``> 0``, that many workers load the next batches while the caller computes. The
             batches and their order are those of ``num_workers=0`` (an iterable dataset is the exception: each
             worker iterates its own copy, see ``get_worker_info``). A worker's exception is raised again here
-            with its type, the failing dataset index and (for a process) its traceback.
+            with its type, the failing dataset index and (for a process) its traceback. A process worker
+            runs Lucid's kernels on one thread (``lucid_core.set_num_threads(1)``, as PyTorch's workers do).
         prefetch_factor: batches loaded ahead per worker (at most ``num_workers * prefetch_factor`` in flight);
             default 2.
         worker_type: ``"process"`` (the default, as in PyTorch: pure-Python decoding and augmenting run on
