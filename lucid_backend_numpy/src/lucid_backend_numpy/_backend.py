@@ -412,6 +412,10 @@ def _conv_kernels(np: Any) -> dict[str, Any]:
     }
 
 
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
 ROWS = 64
 """Row alignment of split row-wise kernels: their row sums are BLAS products (see ``parallel_batches``)."""
 
@@ -424,7 +428,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
     the leading (batch) axes gives that slice of the result. ``exp2`` with log2(e) folded in was measured
     and not taken: NumPy's float32 ``exp2`` is slower here than ``exp`` (2.5 against 2.1 ms per 512k).
     """
-    from lucid_core.kernels import _ERF_A, _ERF_P, _INV_SQRT_2PI, _SQRT1_2, _SQRT_2_PI, KERNELS
+    from lucid_core.kernels import ERF_A, ERF_P, KERNELS
 
     ones_cache: dict[tuple[int, Any], Any] = {}
     causal_cache: dict[tuple[int, int, Any], Any] = {}
@@ -544,8 +548,8 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         parallel_batches(part, g.shape[0], g.size, align=ROWS)
         return gx.reshape(x.shape), col_sums(gxh), col_sums(g)
 
-    half_a = tuple(np.float32(0.5 * c) for c in _ERF_A)  # 0.5 erfc(a) = Phi(-|x|) directly
-    p_scaled = np.float32(_ERF_P * _SQRT1_2)  # t = 1 / (1 + p |x| / sqrt(2))
+    half_a = tuple(np.float32(0.5 * c) for c in ERF_A)  # 0.5 erfc(a) = Phi(-|x|) directly
+    p_scaled = np.float32(ERF_P * _SQRT1_2)  # t = 1 / (1 + p |x| / sqrt(2))
     block = 16384  # elements per block: a block's ten temporaries stay in the L2 cache
 
     def gelu32(x: Any, gy: Any) -> Any:

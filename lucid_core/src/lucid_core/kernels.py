@@ -13,6 +13,8 @@ docs/backends.md, section "Kernels a backend may own", renders this table for pl
 from __future__ import annotations
 
 __all__ = [
+    "ERF_A",
+    "ERF_P",
     "KERNELS",
     "UNARY",
     "Kernel",
@@ -135,8 +137,10 @@ def _sigmoid(device: Any, x: Any) -> Any:
     return 0.5 * (device.xp.tanh(0.5 * x) + 1.0)  # tanh form: no overflow for large |x|
 
 
-_ERF_P = 0.3275911
-_ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+ERF_P = 0.3275911
+ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+"""Abramowitz & Stegun 7.1.26: erf(a) = 1 - t (A1 + t (A2 + ... + t A5)) exp(-a^2), t = 1 / (1 + P a), a >= 0,
+|error| < 1.5e-7. The composed float32 ``erf`` uses it, and so may a backend's fused GELU."""
 
 
 def _erf(device: Any, x: Any) -> Any:
@@ -146,8 +150,8 @@ def _erf(device: Any, x: Any) -> Any:
         return _erf64(xp, x)
     s = xp.sign(x)
     a = xp.abs(x)
-    t = 1.0 / (1.0 + _ERF_P * a)
-    poly = t * (_ERF_A[0] + t * (_ERF_A[1] + t * (_ERF_A[2] + t * (_ERF_A[3] + t * _ERF_A[4]))))
+    t = 1.0 / (1.0 + ERF_P * a)
+    poly = t * (ERF_A[0] + t * (ERF_A[1] + t * (ERF_A[2] + t * (ERF_A[3] + t * ERF_A[4]))))
     return s * (1.0 - poly * xp.exp(-a * a))
 
 
