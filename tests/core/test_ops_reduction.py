@@ -206,6 +206,17 @@ def test_sum_dtypes(device):
     assert lc.sum(lc.zeros((0,), device=device)).item() == 0.0
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "uint32", "float32"])
+def test_prod_with_a_dtype_returns_that_dtype(device, dtype):
+    """An explicit dtype is the result's (found by the Array API suite: uint8 came back as uint64)."""
+    want = getattr(lc, dtype)
+    x = lc.asarray([3, 5], dtype=lc.uint8, device=device)
+    got = lc.prod(x, dtype=want)
+    assert got.dtype is want and got.item() == 15
+    assert lc.prod(lc.asarray(0, dtype=want, device=device), dtype=want).dtype is want  # 0-d
+    assert lc.prod(x).dtype is lc.uint64  # without one: the default accumulation type
+
+
 def test_all_and_any(device):
     x_np = np.array([[True, False, True], [True, True, True]])
     x = lc.asarray(x_np, device=device)

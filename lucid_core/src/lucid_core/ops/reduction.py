@@ -136,12 +136,14 @@ class Prod(Function):
     native = True
 
     @staticmethod
-    def forward(ctx, x, axes, keepdims):
-        return ctx.xp.prod(x, axis=axes, keepdims=keepdims)
+    def forward(ctx, x, axes, keepdims, keep_dtype):
+        # an explicit dtype is the result's, not only the input's: a small integer type would otherwise
+        # be multiplied in the default (64-bit) one, as the standard says for dtype=None
+        return ctx.xp.prod(x, axis=axes, keepdims=keepdims, dtype=x.dtype if keep_dtype else None)
 
     @staticmethod
     def backward(ctx, gy):
-        x, axes, keepdims = ctx.inputs
+        x, axes, keepdims, _ = ctx.inputs
         g = _h.expand_reduced(gy, x.shape, axes, keepdims)
         # product of the other elements, exact even where x has zeros: move the reduced axes
         # to the end, flatten them, and multiply exclusive cumulative products from both sides
@@ -159,7 +161,7 @@ class Prod(Function):
         for i, p in enumerate(perm):
             inv[p] = i
         others = _m.permute_dims(others, tuple(inv)) if perm != tuple(range(x.ndim)) else others
-        return g * _e.conj_if_complex(others), None, None
+        return g * _e.conj_if_complex(others), None, None, None
 
 
 def prod(
@@ -169,7 +171,7 @@ def prod(
     check_tensor(x, "prod")
     if dtype is not None:
         x = _m.astype(x, dt.as_dtype(dtype))
-    return Prod.apply(x, _h.normalize_axes(axis, x.ndim, "prod"), keepdims)
+    return Prod.apply(x, _h.normalize_axes(axis, x.ndim, "prod"), keepdims, dtype is not None)
 
 
 def var(
