@@ -217,6 +217,20 @@ def test_prod_with_a_dtype_returns_that_dtype(device, dtype):
     assert lc.prod(x).dtype is lc.uint64  # without one: the default accumulation type
 
 
+@pytest.mark.parametrize("include_initial", [False, True])
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_cumulative_with_a_dtype_returns_that_dtype(device, name, include_initial):
+    """As prod: an explicit small integer dtype is kept, its arithmetic wrapping as NumPy's does."""
+    fn = getattr(lc, name)
+    want = getattr(np, name.replace("ulative_", ""))(np.array([200, 2, 3], np.uint8), dtype=np.uint8).tolist()
+    got = fn(lc.asarray([200, 2, 3], dtype=lc.uint8, device=device), dtype=lc.uint8, include_initial=include_initial)
+    assert got.dtype is lc.uint8
+    assert got.tolist() == ([0 if name == "cumulative_sum" else 1] if include_initial else []) + want
+    empty = fn(lc.asarray([], dtype=lc.uint8, device=device), dtype=lc.uint8, include_initial=include_initial)
+    assert empty.dtype is lc.uint8
+    assert fn(lc.asarray([1, 2], dtype=lc.uint8, device=device)).dtype is lc.uint64  # no dtype: the default
+
+
 def test_all_and_any(device):
     x_np = np.array([[True, False, True], [True, True, True]])
     x = lc.asarray(x_np, device=device)

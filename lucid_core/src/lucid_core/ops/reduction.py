@@ -218,23 +218,29 @@ def logsumexp(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdi
     return Logsumexp.apply(x, _h.normalize_axes(axis, x.ndim, "logsumexp"), keepdims)
 
 
+def _keep(ctx: Function, x: Any, out: Any, keep_dtype: bool) -> Any:
+    """``out`` in ``x``'s dtype when the caller asked for that dtype: libraries accumulate small integers in
+    64 bits; the cast back wraps exactly as arithmetic in the small type would (modular arithmetic)."""
+    return ctx.xp.astype(out, x.dtype) if keep_dtype and out.dtype != x.dtype else out
+
+
 class CumulativeSum(Function):
     native = True
 
     @staticmethod
-    def forward(ctx, x, axis, include_initial):
-        return ctx.xp.cumulative_sum(x, axis=axis, include_initial=include_initial)
+    def forward(ctx, x, axis, include_initial, keep_dtype):
+        return _keep(ctx, x, ctx.xp.cumulative_sum(x, axis=axis, include_initial=include_initial), keep_dtype)
 
     @staticmethod
     def backward(ctx, gy):
 
-        x, axis, include_initial = ctx.inputs
+        x, axis, include_initial, _ = ctx.inputs
         g = _m.flip(cumulative_sum(_m.flip(gy, axis=axis), axis=axis), axis=axis)
         if include_initial:
             idx = [slice(None)] * x.ndim
             idx[axis] = slice(1, None)
             g = _i.getitem(g, tuple(idx))
-        return g, None, None
+        return g, None, None, None
 
 
 def cumulative_sum(
@@ -248,20 +254,20 @@ def cumulative_sum(
         axis = 0
     if dtype is not None:
         x = _m.astype(x, dt.as_dtype(dtype))
-    return CumulativeSum.apply(x, _h.normalize_axis(axis, x.ndim, "cumulative_sum"), include_initial)
+    return CumulativeSum.apply(x, _h.normalize_axis(axis, x.ndim, "cumulative_sum"), include_initial, dtype is not None)
 
 
 class CumulativeProd(Function):
     native = True
 
     @staticmethod
-    def forward(ctx, x, axis, include_initial):
-        return kernels.call(ctx.device, "cumulative_prod", x, axis, include_initial)
+    def forward(ctx, x, axis, include_initial, keep_dtype):
+        return _keep(ctx, x, kernels.call(ctx.device, "cumulative_prod", x, axis, include_initial), keep_dtype)
 
     @staticmethod
     def backward(ctx, gy):
         # d y_j / d x_i = prod_{k<=j, k!=i} x_k for j >= i; computed without dividing by x (nor reading y)
-        x, axis, include_initial = ctx.inputs
+        x, axis, include_initial, _ = ctx.inputs
         if include_initial:
             idx = [slice(None)] * x.ndim
             idx[axis] = slice(1, None)
@@ -279,7 +285,7 @@ class CumulativeProd(Function):
         upper = _m.expand_dims(i_idx, axis=-1) <= _m.expand_dims(i_idx, axis=0)  # j >= i
         contrib = _e.conj_if_complex(_e.where(upper, partial, 0.0)) * _m.expand_dims(gm, axis=-2)
         g = sum(contrib, axis=-1)
-        return _m.moveaxis(g, -1, axis), None, None
+        return _m.moveaxis(g, -1, axis), None, None, None
 
 
 def cumulative_prod(
@@ -293,7 +299,9 @@ def cumulative_prod(
         axis = 0
     if dtype is not None:
         x = _m.astype(x, dt.as_dtype(dtype))
-    return CumulativeProd.apply(x, _h.normalize_axis(axis, x.ndim, "cumulative_prod"), include_initial)
+    return CumulativeProd.apply(
+        x, _h.normalize_axis(axis, x.ndim, "cumulative_prod"), include_initial, dtype is not None
+    )
 
 
 class _Logical(Function):
