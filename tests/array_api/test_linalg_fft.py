@@ -160,6 +160,36 @@ def test_linalg_errors_name_the_problem(device):
         linalg.matrix_norm(lc.ones((2, 2), device=device), ord=3)
 
 
+def test_eig_and_eigvals_are_complex_and_diagonalise(device):
+    """The standard's (2025.12) general eigendecomposition: complex results even for real input, A V = V diag(w),
+    stacks; forward only, so backward says so instead of giving a gradient."""
+    if not _has(device, "linalg"):
+        pytest.skip(f"{device.backend.name} has no linalg extension")
+    a_np = np.random.default_rng(0).standard_normal((3, 4, 4)).astype(np.float32)
+    a_np[0] = [[0, -1, 0, 0], [1, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 3]]  # a rotation block: eigenvalues +-i
+    w, v = linalg.eig(lc.asarray(a_np, device=device))
+    assert w.dtype is lc.complex64 and v.dtype is lc.complex64 and w.shape == (3, 4) and v.shape == (3, 4, 4)
+    wn, vn = np.asarray(w.tolist()), np.asarray(v.tolist())
+    np.testing.assert_allclose(a_np @ vn, vn * wn[:, None, :], atol=1e-4)
+    np.testing.assert_allclose(sorted(wn[0].tolist(), key=lambda z: (z.real, z.imag)), [-1j, 1j, 2, 3], atol=1e-5)
+    vals = np.asarray(linalg.eigvals(lc.asarray(a_np, device=device)).tolist())
+    key = lambda z: (round(z.real, 4), round(z.imag, 4))  # noqa: E731
+    assert [sorted(r, key=key) for r in np.round(vals, 4)] == [sorted(r, key=key) for r in np.round(wn, 4)]
+    if lc.float64 in device.backend.dtypes:
+        a64 = lc.asarray(a_np[0], dtype=lc.float64, device=device)
+        if lc.complex128 in device.backend.dtypes:
+            assert linalg.eigvals(a64).dtype is lc.complex128
+        else:  # MLX: no complex128, and float64 must not come back as complex64
+            with pytest.raises(TypeError, match="complex128"):
+                linalg.eigvals(a64)
+    x = lc.asarray(a_np[1], device=device, requires_grad=True)
+    for fn in (lambda t: linalg.eig(t).eigenvalues, linalg.eigvals):
+        with pytest.raises(NotImplementedError, match="eigh"):
+            lc.sum(real(fn(x))).backward()
+    with pytest.raises(ValueError, match="square"):
+        linalg.eig(lc.ones((2, 3), device=device))
+
+
 # -- fft ------------------------------------------------------------------------------------------
 
 

@@ -110,6 +110,14 @@ def eigvalsh(x: Any, /) -> Any:
     return mx.linalg.eigvalsh(x, stream=_CPU)
 
 
+def eig(x: Any, /) -> tuple[Any, Any]:
+    return mx.linalg.eig(x, stream=_CPU)
+
+
+def eigvals(x: Any, /) -> Any:
+    return mx.linalg.eigvals(x, stream=_CPU)
+
+
 def _cutoff(x: Any, s: Any, rtol: Any) -> Any:
     if rtol is None:
         rtol = max(x.shape[-2], x.shape[-1]) * _EPS.get(x.dtype, 2.0**-52)
@@ -136,7 +144,7 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     return mx.linalg.cross(x1, x2, axis=axis, stream=_CPU)
 
 
-_LINALG = (inv, det, slogdet, solve, cholesky, qr, svd, svdvals, eigh, eigvalsh, pinv, matrix_rank, cross)
+_LINALG = (inv, det, slogdet, solve, cholesky, qr, svd, svdvals, eig, eigvals, eigh, eigvalsh, pinv, matrix_rank, cross)
 
 
 def make_linalg() -> SimpleNamespace:

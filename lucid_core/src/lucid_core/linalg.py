@@ -28,11 +28,16 @@ from .ops.reduction import min as min_
 from .ops.reduction import sum as sum_
 
 __all__ = [
-    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm",
     "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
     "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
-    "EighResult", "QRResult", "SlogdetResult", "SVDResult",
+    "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
 ]  # fmt: skip
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
 
 
 class EighResult(NamedTuple):
@@ -325,6 +330,72 @@ def eigh(x: Tensor, /) -> EighResult:
 def eigvalsh(x: Tensor, /) -> Tensor:
     """Eigenvalues (ascending) of each symmetric (Hermitian) matrix."""
     return eigh(x).eigenvalues
+
+
+def _complex_for(ctx: Any, x: Any, name: str) -> Any:
+    """The complex dtype of ``x``'s precision (the standard's dtype for eig's results); an error, not a
+    narrower result, where the backend has no 128-bit complex for a float64 input (MLX)."""
+    xp = ctx.xp
+    double = getattr(xp, "complex128", None)
+    if x.dtype != xp.float64 and (double is None or x.dtype != double):
+        return xp.complex64
+    if double is None:
+        raise TypeError(
+            f"linalg.{name}: a float64 input needs complex128 results, which backend "
+            f"{ctx.device.backend.name!r} does not have; cast the input to float32 for complex64 results"
+        )
+    return double
+
+
+def _as(ctx: Any, a: Any, dtype: Any) -> Any:
+    return a if a.dtype == dtype else ctx.xp.astype(a, dtype)
+
+
+def _no_eig_grad(name: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"linalg.{name}: gradients of a general (non-symmetric) eigendecomposition are not implemented; "
+        "for symmetric or Hermitian matrices use linalg.eigh / eigvalsh, which have them"
+    )
+
+
+class Eig(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x):
+        want = _complex_for(ctx, x, "eig")
+        w, v = _kernel(ctx, "eig")(x)
+        return _as(ctx, w, want), _as(ctx, v, want)
+
+    @staticmethod
+    def backward(ctx, gl, gv):
+        raise _no_eig_grad("eig")
+
+
+class Eigvals(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x):
+        want = _complex_for(ctx, x, "eigvals")
+        return _as(ctx, _kernel(ctx, "eigvals")(x), want)
+
+    @staticmethod
+    def backward(ctx, gl):
+        raise _no_eig_grad("eigvals")
+
+
+def eig(x: Tensor, /) -> EigResult:
+    """Eigenvalues and eigenvectors of each square matrix, complex (the standard's ``linalg.eig``).
+
+    Forward only: backward raises (use ``eigh`` for symmetric or Hermitian matrices)."""
+    w, v = Eig.apply(_matrix(x, "eig", square=True))
+    return EigResult(w, v)
+
+
+def eigvals(x: Tensor, /) -> Tensor:
+    """Eigenvalues of each square matrix, complex. Forward only, like :func:`eig`."""
+    return Eigvals.apply(_matrix(x, "eigvals", square=True))
 
 
 class SVD(Function):
