@@ -182,12 +182,75 @@ def test_eig_and_eigvals_are_complex_and_diagonalise(device):
         else:  # MLX: no complex128, and float64 must not come back as complex64
             with pytest.raises(TypeError, match="complex128"):
                 linalg.eigvals(a64)
-    x = lc.asarray(a_np[1], device=device, requires_grad=True)
-    for fn in (lambda t: linalg.eig(t).eigenvalues, linalg.eigvals):
-        with pytest.raises(NotImplementedError, match="eigh"):
-            lc.sum(real(fn(x))).backward()
     with pytest.raises(ValueError, match="square"):
         linalg.eig(lc.ones((2, 3), device=device))
+
+
+def _eig_case(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A real 4x4 matrix with a complex pair and two real eigenvalues, well apart; loss weights."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((4, 4))
+    a[0, 1] += 3
+    a[1, 0] -= 3
+    return a, rng.standard_normal(4), rng.standard_normal(4), np.arange(16.0).reshape(4, 4)
+
+
+def _eig_loss(x, cr, ci, w):
+    """A loss of eigenvalues and of phase-invariant |eigenvector entries|^2."""
+    lam, v = linalg.eig(x)
+    d = x.device
+    return (lc.sum(real(lam) * lc.asarray(cr, device=d)) + lc.sum(imag(lam) * lc.asarray(ci, device=d))
+            + lc.sum(lc.abs(v) ** 2 * lc.asarray(w, device=d)))  # fmt: skip
+
+
+def test_eig_and_eigvals_gradients_match_finite_differences(lin):
+    if lc.complex128 not in lin.backend.dtypes:
+        pytest.skip(f"{lin.backend.name} has no complex128 (its solve has no complex matrices either)")
+    a, cr, ci, w = _eig_case()
+    x = lc.asarray(a, device=lin).requires_grad_()
+    assert lc.gradcheck(lambda t: _eig_loss(t, cr, ci, w), [x], atol=1e-6, rtol=1e-5)
+    vals = lambda t: lc.sum(real(linalg.eigvals(t)) * lc.asarray(cr, device=lin))  # noqa: E731
+    assert lc.gradcheck(vals, [x], atol=1e-6, rtol=1e-5)
+    # second order through eigvals (its backward runs eig in Lucid ops)
+    (g,) = lc.grad(vals(x), [x], create_graph=True)
+    (h,) = lc.grad(lc.sum(g * g), [x])
+
+    def gg(an):
+        t = lc.asarray(an, device=lin).requires_grad_()
+        (gt,) = lc.grad(vals(t), [t])
+        return lc.sum(gt * gt).item()
+
+    num = np.zeros_like(a)
+    for i, j in np.ndindex(*a.shape):
+        e = np.zeros_like(a)
+        e[i, j] = 1e-5
+        num[i, j] = (gg(a + e) - gg(a - e)) / 2e-5
+    np.testing.assert_allclose(h.numpy(), num, atol=1e-6)
+
+
+def test_eig_gradient_of_a_complex_matrix_uses_the_conjugate_convention(lin):
+    if lc.complex128 not in lin.backend.dtypes:
+        pytest.skip(f"{lin.backend.name} has no complex128")
+    a, cr, ci, w = _eig_case(1)
+    z = a + 1j * np.random.default_rng(2).standard_normal((4, 4))
+    x = lc.asarray(z, device=lin).requires_grad_()
+    _eig_loss(x, cr, ci, w).backward()
+    num = np.zeros_like(z)
+    loss = lambda zn: _eig_loss(lc.asarray(zn, device=lin), cr, ci, w).item()  # noqa: E731
+    for i, j in np.ndindex(*z.shape):
+        for unit in (1, 1j):  # dL/dRe + i dL/dIm, as PyTorch
+            e = np.zeros_like(z)
+            e[i, j] = 1e-6 * unit
+            num[i, j] += (loss(z + e) - loss(z - e)) / 2e-6 * unit
+    np.testing.assert_allclose(x.grad.numpy(), num, atol=1e-6)
+
+
+def test_eig_gradient_of_a_phase_dependent_loss_raises(lin):
+    if lc.complex128 not in lin.backend.dtypes:
+        pytest.skip(f"{lin.backend.name} has no complex128")
+    x = lc.asarray(_eig_case()[0], device=lin).requires_grad_()
+    with pytest.raises(ValueError, match="phase"):
+        lc.sum(real(linalg.eig(x).eigenvectors)).backward()
 
 
 # -- fft ------------------------------------------------------------------------------------------

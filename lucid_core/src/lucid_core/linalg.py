@@ -17,7 +17,7 @@ from ._autograd import Function
 from ._tensor import Tensor, _new_tensor, check_tensor
 from ._typing import DTypeLike
 from .ops._helpers import binary_operands, expand_reduced, normalize_axes, sum_to
-from .ops.complex import real
+from .ops.complex import imag, real
 from .ops.creation import eye, tril, zeros_like
 from .ops.elementwise import abs as abs_
 from .ops.elementwise import conj, where
@@ -351,11 +351,32 @@ def _as(ctx: Any, a: Any, dtype: Any) -> Any:
     return a if a.dtype == dtype else ctx.xp.astype(a, dtype)
 
 
-def _no_eig_grad(name: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"linalg.{name}: gradients of a general (non-symmetric) eigendecomposition are not implemented; "
-        "for symmetric or Hermitian matrices use linalg.eigh / eigvalsh, which have them"
-    )
+def _eig_backward(x: Tensor, lam: Tensor, v: Tensor, gl: Any, gv: Any) -> Tensor:
+    """The gradient of a general eigendecomposition ``x = V diag(L) V^-1`` (unit-norm columns), as
+    PyTorch's: ``V^-H (diag(gL) + (V^H gV - V^H V diag(Re diag(V^H gV))) / conj(E)) V^H`` with
+    ``E[i, j] = L_j - L_i`` (1 on the diagonal); its real part for a real ``x``. Eigenvectors are defined up
+    to a phase per column, so a loss that depends on that phase has no gradient: it raises, as PyTorch's."""
+    vh = _mH(v)
+    n = v.shape[-1]
+    if gv is None:
+        g = zeros_like(v)
+    else:
+        vhgv = matmul(vh, gv)
+        d = diagonal(vhgv)
+        phase = builtins.float(max_(abs_(imag(d))).item())
+        if phase > 1e-6 * builtins.max(1.0, builtins.float(max_(abs_(d)).item())):
+            raise ValueError(
+                "linalg.eig: the loss depends on the eigenvectors' phase (each is defined up to a factor "
+                "e^(i phi)), so its gradient is not defined; use a phase-invariant function such as abs(v)"
+            )
+        g = vhgv - matmul(vh, v * _row(astype(real(d), v.dtype)))
+        lc_ = conj(lam)
+        on_diag = astype(_eye(n, real(lam)), dt.bool)
+        g = g / where(on_diag, 1.0, _row(lc_) - _col(lc_))
+    if gl is not None:
+        g = g + _diag_embed(astype(gl, v.dtype))
+    ga = solve(vh, matmul(g, vh))
+    return real(ga) if x.dtype.kind == "f" else ga
 
 
 class Eig(Function):
@@ -365,11 +386,11 @@ class Eig(Function):
     def forward(ctx, x):
         want = _complex_for(ctx, x, "eig")
         w, v = _kernel(ctx, "eig")(x)
-        return _as(ctx, w, want), _as(ctx, v, want)
+        return _keep(ctx, _as(ctx, w, want), _as(ctx, v, want))
 
     @staticmethod
     def backward(ctx, gl, gv):
-        raise _no_eig_grad("eig")
+        return _eig_backward(ctx.inputs[0], _out(ctx, 0), _out(ctx, 1), gl, gv)
 
 
 class Eigvals(Function):
@@ -382,19 +403,20 @@ class Eigvals(Function):
 
     @staticmethod
     def backward(ctx, gl):
-        raise _no_eig_grad("eigvals")
+        x = ctx.inputs[0]
+        lam, v = eig(x)  # the eigenvectors the gradient needs, in Lucid ops (higher orders work)
+        return _eig_backward(x, lam, v, gl, None)
 
 
 def eig(x: Tensor, /) -> EigResult:
-    """Eigenvalues and eigenvectors of each square matrix, complex (the standard's ``linalg.eig``).
-
-    Forward only: backward raises (use ``eigh`` for symmetric or Hermitian matrices)."""
+    """Eigenvalues and eigenvectors (unit-norm columns) of each square matrix, complex even for real input
+    (the standard's ``linalg.eig``); differentiable as in PyTorch, for distinct eigenvalues."""
     w, v = Eig.apply(_matrix(x, "eig", square=True))
     return EigResult(w, v)
 
 
 def eigvals(x: Tensor, /) -> Tensor:
-    """Eigenvalues of each square matrix, complex. Forward only, like :func:`eig`."""
+    """Eigenvalues of each square matrix, complex; differentiable (distinct eigenvalues)."""
     return Eigvals.apply(_matrix(x, "eigvals", square=True))
 
 
