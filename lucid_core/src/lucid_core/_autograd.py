@@ -169,16 +169,7 @@ class Function:
             return _wrap_outputs(ctx, args, out, device, requires, gen, boxed)
         if type(out) is not device.array_type:
             out = device.backend.canonical(out)
-        t = _new(Tensor)
-        # _init_slots inline (every op's output; apply_unary and apply_binary do the same)
-        t._data = out
-        t._device = device
-        t._box = None
-        t._node = None
-        t._out_idx = 0
-        t._requires_grad = False
-        t._retains_grad = False
-        t.grad = None
+        t = _new_tensor(out, device)
         if requires:
             ctx.inputs = args
             ctx.generation = gen
@@ -205,15 +196,7 @@ def apply_unary(cls: type[Function], x: Tensor) -> Tensor:
     out = cls.forward(ctx, x._data)  # one array: the unary ops have one output
     if type(out) is not device.array_type:
         out = device.backend.canonical(out)
-    t = _new(Tensor)  # _init_slots inline, as in apply
-    t._data = out
-    t._device = device
-    t._box = None
-    t._node = None
-    t._out_idx = 0
-    t._requires_grad = False
-    t._retains_grad = False
-    t.grad = None
+    t = _new_tensor(out, device)
     if x._requires_grad and _mode.enabled and cls.differentiable:
         n = x._node
         ctx.inputs = (x,)
@@ -240,15 +223,7 @@ def apply_binary(cls: type[Function], a: Tensor, b: Any) -> Tensor:
     out = cls.forward(ctx, a._data, b._data if tb else b)
     if type(out) is not device.array_type:
         out = device.backend.canonical(out)
-    t = _new(Tensor)  # _init_slots inline, as in apply
-    t._data = out
-    t._device = device
-    t._box = None
-    t._node = None
-    t._out_idx = 0
-    t._requires_grad = False
-    t._retains_grad = False
-    t.grad = None
+    t = _new_tensor(out, device)
     ra = a._requires_grad
     rb = tb and b._requires_grad
     if (ra or rb) and _mode.enabled and cls.differentiable:
