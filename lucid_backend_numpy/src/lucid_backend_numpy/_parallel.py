@@ -160,7 +160,7 @@ class _SleepingPool:
     def __init__(self, workers: int) -> None:
         self._executor = ThreadPoolExecutor(workers, thread_name_prefix="lucid-numpy", initializer=_mark_worker)
 
-    def run(self, fn: Callable[[int, int], object], bounds: list[int], busy: bool) -> None:
+    def run(self, fn: Callable[[int, int], object], bounds: list[int]) -> None:
         futures: list[Future[object]] = [
             self._executor.submit(fn, bounds[i], bounds[i + 1]) for i in range(1, len(bounds) - 1)
         ]
@@ -235,12 +235,11 @@ class _SpinningPool:
     def __init__(self, workers: int) -> None:
         self.dispatch = threading.Lock()  # one split at a time; a second caller runs its kernel serially
         self.spinners = [_Spinner(i) for i in range(workers)]
-        self.hot_until = 0.0
         self.closed = False
         self.kick = threading.Event()
         threading.Thread(target=self._housekeeper, name="lucid-numpy-park", daemon=True).start()
 
-    def run(self, fn: Callable[[int, int], object], bounds: list[int], busy: bool) -> None:
+    def run(self, fn: Callable[[int, int], object], bounds: list[int]) -> None:
         if not self.dispatch.acquire(blocking=False):
             fn(bounds[0], bounds[-1])
             return
@@ -248,8 +247,6 @@ class _SpinningPool:
             if self.closed:
                 fn(bounds[0], bounds[-1])
                 return
-            if busy:
-                self.hot_until = time.monotonic() + BUSY_SECONDS
             used = self.spinners[: len(bounds) - 2]
             if any(s.parked for s in used):
                 self.kick.set()
@@ -275,18 +272,20 @@ class _SpinningPool:
         while True:
             self.kick.wait()  # asleep while the workers are
             self.kick.clear()
-            while True:
-                delay = self.hot_until - time.monotonic()
+            while not self.closed:
+                delay = _state["busy_until"] - time.monotonic()  # spin while the pool is busy
                 if delay > 0:
                     time.sleep(delay)
                     continue
                 with self.dispatch:
                     if self.closed:
                         return
-                    if time.monotonic() < self.hot_until:
+                    if time.monotonic() < _state["busy_until"]:
                         continue
                     self._park_all()
                 break
+            if self.closed:
+                return
 
     def close(self) -> None:
         """Stops the workers (parked or spinning) and the housekeeper."""
@@ -386,4 +385,4 @@ def parallel_batches(
         if not _state["blas_low"] and _state["blas_n"] not in (None, 1):
             _state["blas_low"] = True
             _set_blas_threads(1)
-    pool.run(fn, bounds, busy)
+    pool.run(fn, bounds)

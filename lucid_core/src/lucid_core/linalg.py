@@ -36,6 +36,8 @@ __all__ = [
 
 
 class EigResult(NamedTuple):
+    """``linalg.eig``'s results: complex eigenvalues (..., n) and unit-norm eigenvectors as columns (..., n, n)."""
+
     eigenvalues: Tensor
     eigenvectors: Tensor
 

@@ -132,14 +132,18 @@ def min(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bo
     return _extremum(Min, x, axis, keepdims, "min")
 
 
+def _in_dtype(ctx: Function, x: Any, out: Any, keep_dtype: bool) -> Any:
+    """``out`` in ``x``'s dtype when the caller asked for that dtype: libraries accumulate small integers in
+    64 bits; the cast back wraps exactly as arithmetic in the small type would (modular arithmetic)."""
+    return ctx.xp.astype(out, x.dtype) if keep_dtype and out.dtype != x.dtype else out
+
+
 class Prod(Function):
     native = True
 
     @staticmethod
     def forward(ctx, x, axes, keepdims, keep_dtype):
-        # an explicit dtype is the result's, not only the input's: a small integer type would otherwise
-        # be multiplied in the default (64-bit) one, as the standard says for dtype=None
-        return ctx.xp.prod(x, axis=axes, keepdims=keepdims, dtype=x.dtype if keep_dtype else None)
+        return _in_dtype(ctx, x, ctx.xp.prod(x, axis=axes, keepdims=keepdims), keep_dtype)
 
     @staticmethod
     def backward(ctx, gy):
@@ -218,18 +222,12 @@ def logsumexp(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdi
     return Logsumexp.apply(x, _h.normalize_axes(axis, x.ndim, "logsumexp"), keepdims)
 
 
-def _keep(ctx: Function, x: Any, out: Any, keep_dtype: bool) -> Any:
-    """``out`` in ``x``'s dtype when the caller asked for that dtype: libraries accumulate small integers in
-    64 bits; the cast back wraps exactly as arithmetic in the small type would (modular arithmetic)."""
-    return ctx.xp.astype(out, x.dtype) if keep_dtype and out.dtype != x.dtype else out
-
-
 class CumulativeSum(Function):
     native = True
 
     @staticmethod
     def forward(ctx, x, axis, include_initial, keep_dtype):
-        return _keep(ctx, x, ctx.xp.cumulative_sum(x, axis=axis, include_initial=include_initial), keep_dtype)
+        return _in_dtype(ctx, x, ctx.xp.cumulative_sum(x, axis=axis, include_initial=include_initial), keep_dtype)
 
     @staticmethod
     def backward(ctx, gy):
@@ -262,7 +260,7 @@ class CumulativeProd(Function):
 
     @staticmethod
     def forward(ctx, x, axis, include_initial, keep_dtype):
-        return _keep(ctx, x, kernels.call(ctx.device, "cumulative_prod", x, axis, include_initial), keep_dtype)
+        return _in_dtype(ctx, x, kernels.call(ctx.device, "cumulative_prod", x, axis, include_initial), keep_dtype)
 
     @staticmethod
     def backward(ctx, gy):
