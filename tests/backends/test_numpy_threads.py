@@ -14,7 +14,7 @@ import pytest
 import lucid_core as lc
 import lucid_nn as nn
 import lucid_nn.functional as F
-from lucid_backend_numpy import _backend, _malloc, _parallel
+from lucid_backend_numpy import _backend, _malloc, _native, _parallel
 
 
 @pytest.fixture
@@ -200,11 +200,16 @@ def test_a_cnn_train_step_is_bit_identical_split(split_everything):
     _assert_same_bits(one, three)
 
 
-def test_row_and_element_kernels_are_bit_identical_split(split_everything, numpy_backend):
+@pytest.mark.parametrize("compiled", ["1", "0"], ids=["compiled kernels", "NumPy kernels"])
+def test_row_and_element_kernels_are_bit_identical_split(split_everything, numpy_backend, compiled, monkeypatch):
     """GELU, layer norm, softmax, attention, ReLU and 2x2 max-pool split over 3 threads give the one-thread
-    bits (row sums are BLAS products, so rows are split at multiples of 64: enough rows to cut here)."""
+    bits (row sums are BLAS products, so rows are split at multiples of 64: enough rows to cut here), with
+    the compiled float32 kernels (``_ckernels.c``) and with the NumPy ones."""
     rng = np.random.default_rng(4)
-    k = numpy_backend.kernels
+    if compiled == "1" and _native.load() is None:
+        pytest.skip("lucid_backend_numpy's compiled kernels are not built (no C compiler at install)")
+    monkeypatch.setenv("LUCID_NUMPY_CKERNELS", compiled)
+    k = _backend._kernels(np)
     x = rng.standard_normal((300, 37)).astype(np.float32)
     gy = rng.standard_normal((300, 37)).astype(np.float32)
     w, b = rng.standard_normal(37).astype(np.float32), rng.standard_normal(37).astype(np.float32)

@@ -10,7 +10,7 @@ import lucid_core as lc
 from lucid_core.backend import Backend, Device
 from lucid_core.kernels import tile_keys
 
-from . import _parallel
+from . import _native, _parallel
 from ._cnn import cnn_kernels
 from ._malloc import tune_malloc
 from ._parallel import parallel_batches
@@ -430,7 +430,17 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
     """
     from lucid_core.kernels import ERF_A, ERF_P, KERNELS
 
+    native = _native.load()  # compiled float32 loops (``_ckernels.c``), or None: then NumPy's passes below
     ones_cache: dict[tuple[int, Any], Any] = {}
+
+    def compiled(*arrays: Any) -> bool:
+        """Whether the compiled kernels take these arrays: all float32 and C-contiguous (None is allowed)."""
+        return native is not None and all(a is None or (a.dtype == np.float32 and a.flags.c_contiguous) for a in arrays)
+
+    def ptr(a: Any, offset: int = 0) -> int | None:
+        """The address of element ``offset`` of a C-contiguous array's data (None for None)."""
+        return None if a is None else a.ctypes.data + offset * a.itemsize
+
     causal_cache: dict[tuple[int, int, Any], Any] = {}
 
     def ones(n: int, dtype: Any) -> Any:
@@ -464,6 +474,9 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
 
     def softmax_rows(e: Any) -> Any:
         """Row-wise softmax of a fresh (n, d) float matrix, in place."""
+        if compiled(e):
+            native.lucid_softmax_rows_f32(ptr(e), *e.shape)
+            return e
         np.subtract(e, finite_max(e), out=e)
         np.exp(e, out=e)
         np.divide(e, row_sums(e), out=e)
@@ -482,6 +495,9 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         return kernel
 
     def log_softmax_rows(s: Any) -> Any:
+        if compiled(s):
+            native.lucid_log_softmax_rows_f32(ptr(s), *s.shape)
+            return s
         np.subtract(s, finite_max(s), out=s)
         lse = np.log(row_sums(np.exp(s)))
         np.subtract(s, lse, out=s)
@@ -495,6 +511,11 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         y = np.empty_like(m)
         mean = np.empty((m.shape[0], 1), dtype=m.dtype)
         rstd = np.empty_like(mean)
+
+        def part_compiled(lo: int, hi: int) -> None:  # rows lo..hi, one compiled call
+            native.lucid_layer_norm_f32(
+                ptr(m, lo * d), ptr(weight), ptr(bias), ptr(y, lo * d), ptr(mean, lo), ptr(rstd, lo), hi - lo, d, eps
+            )
 
         def part(lo: int, hi: int) -> None:  # rows lo..hi
             mu = row_sums(m[lo:hi])
@@ -511,7 +532,8 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
             if bias is not None:
                 xc += bias
 
-        parallel_batches(part, m.shape[0], m.size, align=ROWS)
+        fast = compiled(m, weight, bias) and all(a is None or a.shape == (d,) for a in (weight, bias))
+        parallel_batches(part_compiled if fast else part, m.shape[0], m.size, align=ROWS)
         lead = (*x.shape[:-1], 1)
         return y.reshape(x.shape), mean.reshape(lead), rstd.reshape(lead)
 
@@ -525,6 +547,12 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         xhat = np.empty_like(xm)
         gxh = np.empty_like(xm)
         gx = np.empty_like(xm)
+
+        def part_compiled(lo: int, hi: int) -> None:  # rows lo..hi, one compiled call
+            at = lo * d
+            native.lucid_layer_norm_grad_f32(
+                ptr(g, at), ptr(xm, at), ptr(mu, lo), ptr(r, lo), ptr(weight), ptr(gx, at), ptr(gxh, at), hi - lo, d
+            )
 
         def part(lo: int, hi: int) -> None:  # rows lo..hi; the column sums over all rows come after
             gs, xh, gh, out = g[lo:hi], xhat[lo:hi], gxh[lo:hi], gx[lo:hi]
@@ -545,12 +573,26 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
             out -= xh
             out *= r[lo:hi]
 
-        parallel_batches(part, g.shape[0], g.size, align=ROWS)
+        fast = compiled(g, xm, mu, r, weight) and (weight is None or weight.shape == (d,))
+        parallel_batches(part_compiled if fast else part, g.shape[0], g.size, align=ROWS)
         return gx.reshape(x.shape), col_sums(gxh), col_sums(g)
 
     half_a = tuple(np.float32(0.5 * c) for c in ERF_A)  # 0.5 erfc(a) = Phi(-|x|) directly
     p_scaled = np.float32(ERF_P * _SQRT1_2)  # t = 1 / (1 + p |x| / sqrt(2))
     block = 16384  # elements per block: a block's ten temporaries stay in the L2 cache
+    gelu_coefs = np.array([*half_a, p_scaled], dtype=np.float32)  # the compiled loop's constants
+
+    def gelu32_native(flat: Any, g: Any, out: Any) -> None:
+        """The same arithmetic in one compiled pass (``_ckernels.c``); slices over the pool, GIL released."""
+        xp, op, cp = flat.ctypes.data, out.ctypes.data, gelu_coefs.ctypes.data
+        gp = None if g is None else g.ctypes.data
+        size, inv = flat.itemsize, float(np.float32(_INV_SQRT_2PI))
+
+        def part(lo: int, hi: int) -> None:
+            at = lo * size
+            native.lucid_gelu_f32(xp + at, None if gp is None else gp + at, op + at, hi - lo, cp, inv)
+
+        parallel_batches(part, flat.size, flat.size)
 
     def gelu32(x: Any, gy: Any) -> Any:
         """Exact GELU (``gy`` None) or ``gy`` times its derivative, for float32, block by block.
@@ -564,6 +606,9 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         flat = np.ascontiguousarray(x).reshape(-1)
         g = None if gy is None else np.ascontiguousarray(gy).reshape(-1)
         out = np.empty_like(flat)
+        if native is not None:
+            gelu32_native(flat, g, out)
+            return out.reshape(x.shape)
         # split: one block per thread (a worker's every NumPy call re-takes the GIL, and a thread that
         # waits for it sleeps; few long calls beat cache-sized ones there); serial: L2-sized blocks
         work = flat.size  # not more: GPT's 196k-element GELU split made its step slower (RESULTS.md)
@@ -604,6 +649,10 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
                 o *= g[s : s + m]
 
         parallel_batches(part, -(-flat.size // c), work)
+        if g is None:  # at +inf, max(x, 0) - |x| h is inf - inf * 0: GELU(inf) is inf, as PyTorch's
+            inf = np.isposinf(flat)
+            if inf.any():
+                out[inf] = np.inf
         return out.reshape(x.shape)
 
     def gelu(x: Any, approximate: str) -> Any:
@@ -702,10 +751,13 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
     def sdpa_grad_heads(gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float, outs: Any) -> tuple[Any, Any, Any]:
         gv = t_bmm(w, gy)
         dw = bmm(gy, np.swapaxes(v, -1, -2))
-        ds = (dw * w).reshape(-1, w.shape[-1])
-        dw -= row_sums(ds).reshape((*w.shape[:-1], 1))
-        dw *= w
-        dw *= scale
+        if compiled(dw, w) and dw.shape == w.shape:
+            native.lucid_softmax_grad_rows_f32(ptr(dw), ptr(w), dw.size // dw.shape[-1], dw.shape[-1], scale)
+        else:
+            ds = (dw * w).reshape(-1, w.shape[-1])
+            dw -= row_sums(ds).reshape((*w.shape[:-1], 1))
+            dw *= w
+            dw *= scale
         gq, gk = bmm(dw, k), t_bmm(dw, q)
         if outs is None:
             return gq, gk, gv

@@ -1,0 +1,310 @@
+/*
+ * Compiled float32 kernels for the NumPy backend, called through ctypes (which releases the GIL).
+ *
+ * Why: a NumPy expression makes one pass over memory per operation (GELU is ~20 of them, a layer norm ~10),
+ * and each pass is a call with its own overhead. Here each element is read once, in a loop the compiler
+ * vectorizes. The arithmetic follows the NumPy kernels of _backend.py step for step in float32; they differ
+ * in `exp` (an ulp or so) and in the order of row sums (BLAS's there, eight lanes here). Built with
+ * -ffp-contract=off and without -ffast-math, so the AVX2 and the generic version of a loop give the same bits:
+ * the result does not depend on the machine, nor on how a caller splits the rows among threads.
+ *
+ * Optional: if this file does not compile (no C compiler), the backend keeps its NumPy kernels.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LUCID_INLINE static inline __attribute__((always_inline))
+#else
+#define LUCID_INLINE static __inline
+#endif
+
+#if defined(_WIN32)
+#define LUCID_EXPORT __declspec(dllexport)
+#else
+#define LUCID_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* Each kernel's body is an always-inline function, compiled twice: plain (SSE2 on x86-64, NEON on arm64)
+ * and, on x86 with GCC or Clang, for AVX2; the exported function picks one at run time. */
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+static int simd_level = -1;
+static int have_avx2(void) {
+    if (simd_level < 0) {
+        __builtin_cpu_init();
+        simd_level = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    return simd_level;
+}
+/* For tests: 0 runs the plain loops from now on, 1 the AVX2 ones where the CPU has AVX2; returns the level. */
+LUCID_EXPORT int lucid_set_simd_level(int level) {
+    simd_level = -1;
+    if (level == 0 || !have_avx2())
+        simd_level = 0;
+    return simd_level;
+}
+#define LUCID_KERNEL(name, params, args)                                                                 \
+    static void name##_generic params { name##_body args; }                                             \
+    __attribute__((target("avx2"))) static void name##_avx2 params { name##_body args; }                \
+    LUCID_EXPORT void lucid_##name params {                                                              \
+        if (have_avx2())                                                                                 \
+            name##_avx2 args;                                                                            \
+        else                                                                                             \
+            name##_generic args;                                                                         \
+    }
+#else
+static int have_avx2(void) { return 0; }
+LUCID_EXPORT int lucid_set_simd_level(int level) { return (void)level, 0; }
+#define LUCID_KERNEL(name, params, args)                                                                 \
+    LUCID_EXPORT void lucid_##name params { name##_body args; }
+#endif
+
+/* Which loops run: 1 when the AVX2 versions are used, 0 for the plain ones (both give the same bits). */
+LUCID_EXPORT int lucid_simd_level(void) { return have_avx2(); }
+
+/* exp(x) in float32: Cody-Waite reduction by ln 2 and Cephes' expf polynomial (about 1 ulp). Below -87.33,
+ * where the result leaves float32's normal range, it is 0; above 88.72 it is inf; NaN stays NaN. Plain
+ * arithmetic and selects, so it vectorizes. */
+LUCID_INLINE float exp_f32(float x) {
+    const float lo = -87.33f, hi = 88.72f;
+    float xc = x > lo ? x : lo;
+    xc = xc < hi ? xc : hi;
+    const float shift = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    const float n = (xc * 1.44269504088896341f + shift) - shift;
+    const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = (p * (r * r) + r) + 1.0f;
+    uint32_t bits;
+    memcpy(&bits, &p, sizeof bits);
+    bits += (uint32_t)(int32_t)n << 23; /* times 2^n: n is within float32's exponent range here */
+    memcpy(&p, &bits, sizeof p);
+    p = x > lo ? p : 0.0f;
+    p = x > hi ? INFINITY : p;
+    return x == x ? p : x;
+}
+
+/* Sums in eight lanes, then the lanes pairwise, then the tail: a fixed order, so the same bits whatever the
+ * vector width. */
+LUCID_INLINE float sum_f32(const float *restrict v, ptrdiff_t d) {
+    float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    ptrdiff_t j = 0;
+    for (; j + 8 <= d; j += 8)
+        for (int l = 0; l < 8; l++)
+            acc[l] += v[j + l];
+    float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; j < d; j++)
+        s += v[j];
+    return s;
+}
+
+LUCID_INLINE float dot_f32(const float *restrict u, const float *restrict v, ptrdiff_t d) {
+    float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    ptrdiff_t j = 0;
+    for (; j + 8 <= d; j += 8)
+        for (int l = 0; l < 8; l++)
+            acc[l] += u[j + l] * v[j + l];
+    float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; j < d; j++)
+        s += u[j] * v[j];
+    return s;
+}
+
+/* The largest element of a row, or 0 where that is not finite (a row of -inf, or one holding +inf), as
+ * _backend.finite_max; a NaN in the row makes the whole row NaN later either way. */
+LUCID_INLINE float finite_max_f32(const float *restrict v, ptrdiff_t d) {
+    float acc[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    ptrdiff_t j = 0;
+    for (; j + 8 <= d; j += 8)
+        for (int l = 0; l < 8; l++)
+            acc[l] = v[j + l] > acc[l] ? v[j + l] : acc[l];
+    float m = acc[0];
+    for (int l = 1; l < 8; l++)
+        m = acc[l] > m ? acc[l] : m;
+    for (; j < d; j++)
+        m = v[j] > m ? v[j] : m;
+    return isfinite(m) ? m : 0.0f;
+}
+
+/* ---------------------------------------------------------------------------------------------------
+ * GELU: out = x Phi(x) (g NULL) or out = g (Phi(x) + x phi(x)), with Phi(-|x|) from Abramowitz and
+ * Stegun 7.1.26; `c` holds the halved a1..a5, then p / sqrt(2) (see _backend.gelu32).
+ * ------------------------------------------------------------------------------------------------- */
+LUCID_INLINE float gelu_phi_neg(float xi, float a, const float *restrict c, float *e) {
+    const float t = 1.0f / (a * c[5] + 1.0f);
+    float h = t * c[4];
+    h = (h + c[3]) * t;
+    h = (h + c[2]) * t;
+    h = (h + c[1]) * t;
+    h = (h + c[0]) * t;
+    *e = exp_f32((xi * -0.5f) * xi);
+    return h * *e; /* Phi(-|x|); *e = exp(-x^2 / 2) */
+}
+
+LUCID_INLINE void gelu_f32_body(const float *restrict x, const float *restrict g, float *restrict out, ptrdiff_t n,
+                            const float *restrict c, float inv_sqrt_2pi) {
+    if (g == NULL) { /* x Phi(x) = max(x, 0) - |x| Phi(-|x|); at +inf that is inf - inf * 0: pass +inf */
+        for (ptrdiff_t i = 0; i < n; i++) {
+            const float xi = x[i], a = fabsf(xi);
+            float e;
+            const float h = gelu_phi_neg(xi, a, c, &e);
+            const float y = (xi > 0.0f ? xi : 0.0f) - h * a;
+            out[i] = xi == INFINITY ? xi : y;
+        }
+    } else { /* Phi(x) = 1/2 + sign(x) (1/2 - Phi(-|x|)) */
+        for (ptrdiff_t i = 0; i < n; i++) {
+            const float xi = x[i], a = fabsf(xi);
+            float e;
+            const float h = gelu_phi_neg(xi, a, c, &e);
+            const float o = copysignf(0.5f - h, xi) + 0.5f;
+            out[i] = (o + (e * xi) * inv_sqrt_2pi) * g[i];
+        }
+    }
+}
+LUCID_KERNEL(gelu_f32,
+             (const float *x, const float *g, float *out, ptrdiff_t n, const float *c, float inv_sqrt_2pi),
+             (x, g, out, n, c, inv_sqrt_2pi))
+
+/* ---------------------------------------------------------------------------------------------------
+ * Rows of an (n, d) C-contiguous matrix, each on its own: softmax and log-softmax in place, the softmax
+ * gradient, layer norm and its gradient.
+ * ------------------------------------------------------------------------------------------------- */
+LUCID_INLINE void softmax_rows_f32_body(float *restrict m, ptrdiff_t n, ptrdiff_t d) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float *restrict row = m + i * d;
+        const float mx = finite_max_f32(row, d);
+        float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= d; j += 8) /* rows are short (attention's 64): whole blocks of 8, no vector prologue */
+            for (int l = 0; l < 8; l++) {
+                row[j + l] = exp_f32(row[j + l] - mx);
+                acc[l] += row[j + l];
+            }
+        float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+        for (; j < d; j++) {
+            row[j] = exp_f32(row[j] - mx);
+            s += row[j];
+        }
+        const float inv = 1.0f / s; /* times the reciprocal (as PyTorch): a divide per element costs more */
+        for (j = 0; j + 8 <= d; j += 8)
+            for (int l = 0; l < 8; l++)
+                row[j + l] = row[j + l] * inv;
+        for (; j < d; j++)
+            row[j] = row[j] * inv;
+    }
+}
+LUCID_KERNEL(softmax_rows_f32, (float *m, ptrdiff_t n, ptrdiff_t d), (m, n, d))
+
+LUCID_INLINE void log_softmax_rows_f32_body(float *restrict m, ptrdiff_t n, ptrdiff_t d) {
+    float buf[256];
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float *restrict row = m + i * d;
+        const float mx = finite_max_f32(row, d);
+        float s = 0.0f;
+        for (ptrdiff_t j0 = 0; j0 < d; j0 += 256) { /* exp of a block, then its sum: nothing row-sized */
+            const ptrdiff_t k = d - j0 < 256 ? d - j0 : 256;
+            for (ptrdiff_t j = 0; j < k; j++) {
+                row[j0 + j] = row[j0 + j] - mx;
+                buf[j] = exp_f32(row[j0 + j]);
+            }
+            s += sum_f32(buf, k);
+        }
+        const float lse = logf(s);
+        for (ptrdiff_t j = 0; j < d; j++)
+            row[j] = row[j] - lse;
+    }
+}
+LUCID_KERNEL(log_softmax_rows_f32, (float *m, ptrdiff_t n, ptrdiff_t d), (m, n, d))
+
+/* The gradient of softmax, scaled, in place of the incoming gradient: dw = (dw - sum(dw w)) w scale. */
+LUCID_INLINE void softmax_grad_rows_f32_body(float *restrict dw, const float *restrict w, ptrdiff_t n, ptrdiff_t d,
+                                         float scale) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float *restrict gr = dw + i * d;
+        const float *restrict wr = w + i * d;
+        const float s = dot_f32(gr, wr, d);
+        for (ptrdiff_t j = 0; j < d; j++)
+            gr[j] = ((gr[j] - s) * wr[j]) * scale;
+    }
+}
+LUCID_KERNEL(softmax_grad_rows_f32, (float *dw, const float *w, ptrdiff_t n, ptrdiff_t d, float scale),
+             (dw, w, n, d, scale))
+
+/* y = (x - mean) rstd (* w) (+ b) per row, with mean and rstd = 1 / sqrt(var + eps) written out. */
+LUCID_INLINE void layer_norm_f32_body(const float *restrict x, const float *restrict w, const float *restrict b,
+                                  float *restrict y, float *restrict mean, float *restrict rstd, ptrdiff_t n,
+                                  ptrdiff_t d, float eps) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const float *restrict xr = x + i * d;
+        float *restrict yr = y + i * d;
+        const float mu = sum_f32(xr, d) / (float)d;
+        for (ptrdiff_t j = 0; j < d; j++)
+            yr[j] = xr[j] - mu;
+        const float var = dot_f32(yr, yr, d) / (float)d + eps;
+        const float r = 1.0f / sqrtf(var);
+        mean[i] = mu;
+        rstd[i] = r;
+        if (w != NULL && b != NULL)
+            for (ptrdiff_t j = 0; j < d; j++)
+                yr[j] = (yr[j] * r) * w[j] + b[j];
+        else if (w != NULL)
+            for (ptrdiff_t j = 0; j < d; j++)
+                yr[j] = (yr[j] * r) * w[j];
+        else if (b != NULL)
+            for (ptrdiff_t j = 0; j < d; j++)
+                yr[j] = yr[j] * r + b[j];
+        else
+            for (ptrdiff_t j = 0; j < d; j++)
+                yr[j] = yr[j] * r;
+    }
+}
+LUCID_KERNEL(layer_norm_f32,
+             (const float *x, const float *w, const float *b, float *y, float *mean, float *rstd, ptrdiff_t n,
+              ptrdiff_t d, float eps),
+             (x, w, b, y, mean, rstd, n, d, eps))
+
+/* The input gradient of layer norm, per row, and g * xhat (whose column sums are the weight's gradient):
+ * xhat = (x - mean) rstd, gx = (g w - mean(g w) - xhat mean(g w xhat)) rstd (w = 1 when NULL). */
+LUCID_INLINE void layer_norm_grad_f32_body(const float *restrict g, const float *restrict x,
+                                       const float *restrict mean, const float *restrict rstd,
+                                       const float *restrict w, float *restrict gx, float *restrict gxh,
+                                       ptrdiff_t n, ptrdiff_t d) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const float *restrict gr = g + i * d, *restrict xr = x + i * d;
+        float *restrict out = gx + i * d, *restrict gh = gxh + i * d;
+        const float mu = mean[i], r = rstd[i];
+        for (ptrdiff_t j = 0; j < d; j++)
+            gh[j] = gr[j] * ((xr[j] - mu) * r);
+        float a, bm;
+        if (w != NULL) {
+            a = dot_f32(gr, w, d) / (float)d;
+            bm = dot_f32(gh, w, d) / (float)d;
+            for (ptrdiff_t j = 0; j < d; j++)
+                out[j] = (((gr[j] * w[j]) - a) - ((xr[j] - mu) * r) * bm) * r;
+        } else {
+            a = sum_f32(gr, d) / (float)d;
+            bm = sum_f32(gh, d) / (float)d;
+            for (ptrdiff_t j = 0; j < d; j++)
+                out[j] = ((gr[j] - a) - ((xr[j] - mu) * r) * bm) * r;
+        }
+    }
+}
+LUCID_KERNEL(layer_norm_grad_f32,
+             (const float *g, const float *x, const float *mean, const float *rstd, const float *w, float *gx,
+              float *gxh, ptrdiff_t n, ptrdiff_t d),
+             (g, x, mean, rstd, w, gx, gxh, n, d))
+
+/* A module object so that the file builds and imports as an ordinary extension; its functions are
+ * reached through ctypes (the loader is _native.py), not as Python methods. */
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernels", "Lucid's compiled float32 kernels.", -1,
+                                    NULL, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__ckernels(void) { return PyModule_Create(&module); }

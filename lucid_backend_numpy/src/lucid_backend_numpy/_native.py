@@ -1,0 +1,55 @@
+"""The compiled float32 kernels of ``_ckernels.c``, reached through ``ctypes``, or None without them.
+
+They are built at install time when a C compiler is at hand (``setup.py``: the extension is optional).
+A call through ``ctypes.CDLL`` releases the GIL, so a kernel split over the pool costs one hand-off
+per thread, not one per NumPy call. ``LUCID_NUMPY_CKERNELS``: unset uses them when built, ``0`` never
+(the NumPy kernels, e.g. to compare), ``1`` requires them (an ImportError if they were not built).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+__all__ = ["load"]
+
+
+def load() -> Any:
+    """The loaded library with typed entry points, or None (not built, or turned off)."""
+    choice = os.environ.get("LUCID_NUMPY_CKERNELS", "")
+    if choice not in ("", "0", "1"):
+        raise ValueError(
+            f"LUCID_NUMPY_CKERNELS={choice!r}: expected '1' (require the compiled kernels), '0' (use NumPy's) "
+            "or unset (compiled when built)"
+        )
+    if choice == "0":
+        return None
+    try:
+        import ctypes
+
+        from . import _ckernels
+
+        lib = ctypes.CDLL(_ckernels.__file__)
+    except (ImportError, OSError) as e:
+        if choice == "1":
+            raise ImportError(
+                "LUCID_NUMPY_CKERNELS=1, but lucid_backend_numpy's compiled kernels are not built; reinstall "
+                "it with a C compiler at hand (pip install --force-reinstall ./lucid_backend_numpy)"
+            ) from e
+        return None
+    p, n, f = ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_float
+    signatures = {  # pointers are C-contiguous float32 arrays' data (or None where the C side allows NULL)
+        "lucid_gelu_f32": [p, p, p, n, p, f],  # x, g, out, size, constants, 1/sqrt(2 pi)
+        "lucid_softmax_rows_f32": [p, n, n],  # matrix (in place), rows, columns
+        "lucid_log_softmax_rows_f32": [p, n, n],
+        "lucid_softmax_grad_rows_f32": [p, p, n, n, f],  # dw (in place), w, rows, columns, scale
+        "lucid_layer_norm_f32": [p, p, p, p, p, p, n, n, f],  # x, w, b, y, mean, rstd, rows, columns, eps
+        "lucid_layer_norm_grad_f32": [p, p, p, p, p, p, p, n, n],  # g, x, mean, rstd, w, gx, g*xhat, rows, columns
+    }
+    for name, argtypes in signatures.items():
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = argtypes, None
+    lib.lucid_simd_level.argtypes = []
+    lib.lucid_set_simd_level.argtypes = [ctypes.c_int]
+    lib.lucid_simd_level.restype = lib.lucid_set_simd_level.restype = ctypes.c_int
+    return lib

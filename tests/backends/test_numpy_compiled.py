@@ -1,0 +1,222 @@
+"""The NumPy backend's compiled float32 kernels (``_ckernels.c``): the NumPy kernels' numbers within float32
+rounding, the exact ones within the documented error, the same special values, the same bits from the AVX2
+and the plain loops, and the switch that turns them off. (Split over threads: test_numpy_threads.py.)"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import pytest
+from scipy.special import erf
+
+import lucid_backend_numpy
+from lucid_backend_numpy import _backend, _native
+
+pytestmark = pytest.mark.skipif(
+    _native.load() is None, reason="lucid_backend_numpy's compiled kernels are not built (no C compiler at install)"
+)
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    """(compiled, NumPy) kernel tables of the NumPy backend."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LUCID_NUMPY_CKERNELS", "1")
+        compiled = _backend._kernels(np)
+        mp.setenv("LUCID_NUMPY_CKERNELS", "0")
+        numpy_only = _backend._kernels(np)
+    return compiled, numpy_only
+
+
+def _values(rng: np.random.Generator, n: int = 50_000) -> np.ndarray:
+    """Normal values at three scales, a dense sweep of [-12, 12], and float32's awkward points."""
+    special = [0.0, -0.0, 1e-30, -1e-30, 1e-45, 5.0, -5.0, 9.0, -9.0, 13.3, -13.3, 40.0, -40.0, 3e38, -3e38]
+    parts = [rng.standard_normal(n) * s for s in (0.1, 1.0, 4.0)] + [np.linspace(-12, 12, n), special]
+    return np.concatenate(parts).astype(np.float32)
+
+
+def _gelu64(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    x = x.astype(np.float64)
+    cdf = 0.5 * (1.0 + erf(x / math.sqrt(2.0)))
+    return x * cdf, cdf + x * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+
+
+def test_gelu_and_its_gradient_match_the_exact_function_and_the_numpy_kernels(kernels):
+    compiled, numpy_only = kernels
+    rng = np.random.default_rng(0)
+    x = _values(rng)
+    g = rng.standard_normal(x.size).astype(np.float32)
+    y, gx = compiled["gelu"](x, "none"), compiled["gelu_grad"](g, x, "none")
+    assert y.dtype == gx.dtype == np.float32 and y.shape == gx.shape == x.shape
+    ref, dref = _gelu64(x)
+    # A&S 7.1.26 in float32: within 3.5e-7 of Phi (its own 1.5e-7 plus float32 arithmetic), times |x|
+    assert np.all(np.abs(y - ref) <= 3.5e-7 * np.maximum(np.abs(x), 1.0) + 1e-37)
+    assert np.all(np.abs(gx - dref * g) <= 4e-7 * np.abs(g) + 1e-37)
+    np.testing.assert_allclose(y, numpy_only["gelu"](x, "none"), rtol=1e-6, atol=3e-7)
+    np.testing.assert_allclose(gx, numpy_only["gelu_grad"](g, x, "none"), rtol=1e-6, atol=3e-7)
+
+
+def test_gelu_special_values_are_pytorchs(kernels):
+    compiled, numpy_only = kernels
+    x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, -200.0, 200.0], dtype=np.float32)
+    # PyTorch 2.13: gelu(inf) = inf, gelu(-inf) = nan (x * 0), nan stays nan; the gradient at +-inf is nan
+    want = np.array([np.inf, np.nan, np.nan, 0.0, 0.0, 0.0, 200.0], dtype=np.float32)
+    for k in (compiled, numpy_only):
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(k["gelu"](x, "none"), want)
+            gx = k["gelu_grad"](np.ones_like(x), x, "none")
+        np.testing.assert_array_equal(gx, [np.nan, np.nan, np.nan, 0.5, 0.5, 0.0, 1.0])
+
+
+def _softmax64(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("d", [1, 7, 8, 64, 300])
+def test_softmax_and_log_softmax_rows(kernels, d):
+    compiled, numpy_only = kernels
+    rng = np.random.default_rng(d)
+    x = (rng.standard_normal((97, d)) * 6).astype(np.float32)
+    p = compiled["softmax"](x, 1)
+    np.testing.assert_allclose(p, _softmax64(x), rtol=2e-6, atol=1e-12)
+    np.testing.assert_allclose(p, numpy_only["softmax"](x, 1), rtol=2e-6, atol=1e-12)
+    lp = compiled["log_softmax"](x, -1)
+    np.testing.assert_allclose(lp, np.log(_softmax64(x)), rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(lp, numpy_only["log_softmax"](x, -1), rtol=2e-6, atol=2e-6)
+
+
+def test_softmax_rows_with_infinities_and_nan_match_the_numpy_kernels(kernels):
+    compiled, numpy_only = kernels
+    inf, nan = np.inf, np.nan
+    x = np.array(
+        [
+            [-inf, -inf, -inf],
+            [-inf, 0.0, 1.0],
+            [inf, 0.0, 1.0],
+            [nan, 0.0, 1.0],
+            [100.0, -100.0, 0.0],
+            [88.0, 89.0, 0.0],
+        ],
+        dtype=np.float32,
+    )
+    for name in ("softmax", "log_softmax"):
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            a, b = compiled[name](x, 1), numpy_only[name](x, 1)
+        assert np.array_equal(np.isnan(a), np.isnan(b)), name
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-30, err_msg=name)
+
+
+@pytest.mark.parametrize("affine", ["weight and bias", "weight", "bias", "none"])
+def test_layer_norm_and_its_gradient_match_float64_and_the_numpy_kernels(kernels, affine):
+    compiled, numpy_only = kernels
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((130, 37)) * 3 + 1).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    w = rng.standard_normal(37).astype(np.float32) if "weight" in affine else None
+    b = rng.standard_normal(37).astype(np.float32) if "bias" in affine else None
+    y, mean, rstd = compiled["layer_norm"](x, w, b, 1e-5)
+    x64 = x.astype(np.float64)
+    mu64 = x64.mean(-1, keepdims=True)
+    r64 = 1 / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+    xhat = (x64 - mu64) * r64
+    ref = xhat * (1 if w is None else w) + (0 if b is None else b)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=2e-6)
+    np.testing.assert_allclose(mean, mu64, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(rstd, r64, rtol=1e-6)
+    for a, c in zip((y, mean, rstd), numpy_only["layer_norm"](x, w, b, 1e-5)):
+        np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-6)
+    gx, gw, gb = compiled["layer_norm_grad"](g, x, mean, rstd, w)
+    gwx = g * (1 if w is None else w)
+    ref_gx = r64 * (gwx - gwx.mean(-1, keepdims=True) - xhat * (gwx * xhat).mean(-1, keepdims=True))
+    np.testing.assert_allclose(gx, ref_gx, rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(gw, (g * xhat).sum(0), rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(gb, g.sum(0), rtol=1e-5, atol=1e-5)
+    for a, c in zip((gx, gw, gb), numpy_only["layer_norm_grad"](g, x, mean, rstd, w)):
+        np.testing.assert_allclose(a, c, rtol=1e-4, atol=2e-5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_and_its_gradient_match_the_numpy_kernels(kernels, causal):
+    compiled, numpy_only = kernels
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((3, 4, 24, 16)).astype(np.float32) for _ in range(3))
+    out, w = compiled["scaled_dot_product_attention"](q, k, v, 0.25, causal)
+    out2, w2 = numpy_only["scaled_dot_product_attention"](q, k, v, 0.25, causal)
+    np.testing.assert_allclose(out, out2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w, w2, rtol=1e-5, atol=1e-7)
+    s = (q.astype(np.float64) * 0.25) @ np.swapaxes(k, -1, -2)
+    if causal:
+        s = np.where(np.tril(np.ones((24, 24), bool)), s, -np.inf)
+    np.testing.assert_allclose(w, _softmax64(s), rtol=1e-5, atol=1e-7)
+    gy = rng.standard_normal(out.shape).astype(np.float32)
+    for a, c in zip(
+        compiled["scaled_dot_product_attention_grad"](gy, q, k, v, w, 0.25),
+        numpy_only["scaled_dot_product_attention_grad"](gy, q, k, v, w, 0.25),
+    ):
+        np.testing.assert_allclose(a, c, rtol=1e-4, atol=1e-5)
+
+
+def test_cross_entropy_matches_the_numpy_kernels(kernels):
+    compiled, numpy_only = kernels
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal((50, 65)) * 4).astype(np.float32)
+    t = rng.integers(0, 65, 50)
+    t[3] = -100
+    for smoothing in (0.0, 0.1):
+        for a, c in zip(
+            compiled["cross_entropy"](x, t, -100, smoothing), numpy_only["cross_entropy"](x, t, -100, smoothing)
+        ):
+            np.testing.assert_allclose(a, c, rtol=2e-6, atol=2e-6)
+
+
+def test_avx2_and_plain_loops_give_the_same_bits(kernels):
+    """Built without FMA contraction or fast-math: the machine's vector width does not change a result."""
+    compiled, _ = kernels
+    lib = _native.load()
+    rng = np.random.default_rng(7)
+    x = _values(rng, 5000).reshape(-1, 5)  # rows of 5: every kernel runs both its vector loop and its tail
+    x2 = (rng.standard_normal((203, 61)) * 5).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    w = rng.standard_normal(61).astype(np.float32)
+
+    def everything() -> list[np.ndarray]:
+        with np.errstate(all="ignore"):
+            y, mean, rstd = compiled["layer_norm"](x2, w, w, 1e-5)
+            q = x2[:200].reshape(2, 4, 25, 61)
+            o, att = compiled["scaled_dot_product_attention"](q, q, q, 0.3, True)
+            return [
+                compiled["gelu"](x, "none"), compiled["gelu_grad"](g, x, "none"), compiled["softmax"](x2, 1),
+                compiled["log_softmax"](x2, 1), y, mean, rstd, *compiled["layer_norm_grad"](x2, x2, mean, rstd, w),
+                o, att, *compiled["scaled_dot_product_attention_grad"](o, q, q, q, att, 0.3),
+            ]  # fmt: skip
+
+    level = lib.lucid_simd_level()
+    try:
+        wide = everything()
+        assert lib.lucid_set_simd_level(0) == 0
+        plain = everything()
+    finally:
+        lib.lucid_set_simd_level(1)
+    assert lib.lucid_simd_level() == level
+    for a, b in zip(wide, plain):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_the_switch(monkeypatch):
+    monkeypatch.setenv("LUCID_NUMPY_CKERNELS", "0")
+    assert _native.load() is None
+    monkeypatch.setenv("LUCID_NUMPY_CKERNELS", "yes")
+    with pytest.raises(ValueError, match="LUCID_NUMPY_CKERNELS='yes'"):
+        _native.load()
+    monkeypatch.setenv("LUCID_NUMPY_CKERNELS", "1")
+    assert _native.load() is not None
+    monkeypatch.setitem(sys.modules, "lucid_backend_numpy._ckernels", None)  # as if it had not been built
+    monkeypatch.delattr(lucid_backend_numpy, "_ckernels", raising=False)
+    with pytest.raises(ImportError, match="compiled kernels are not built"):
+        _native.load()
+    monkeypatch.delenv("LUCID_NUMPY_CKERNELS")
+    assert _native.load() is None  # unset: NumPy's kernels, quietly
