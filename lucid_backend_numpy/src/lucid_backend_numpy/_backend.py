@@ -727,6 +727,9 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         # the scale on q (L x E), not on the (L x S) scores: one pass fewer, the same within rounding
         kt = np.ascontiguousarray(np.swapaxes(k, -1, -2))
         s = np.matmul(np.multiply(q, scale, dtype=q.dtype, order="C"), kt, out=w)
+        if causal and compiled(s):  # the mask in the loop: masked scores are not exponentiated
+            native.lucid_softmax_causal_f32(ptr(s), s.size // (s.shape[-2] * s.shape[-1]), *s.shape[-2:])
+            return np.matmul(s, np.ascontiguousarray(v), out=out), s
         if causal:
             s += causal_add(s.shape[-2], s.shape[-1], s.dtype)
         w = softmax_rows(s.reshape(-1, s.shape[-1])).reshape(s.shape)

@@ -177,31 +177,46 @@ LUCID_KERNEL(gelu_f32,
  * Rows of an (n, d) C-contiguous matrix, each on its own: softmax and log-softmax in place, the softmax
  * gradient, layer norm and its gradient.
  * ------------------------------------------------------------------------------------------------- */
-LUCID_INLINE void softmax_rows_f32_body(float *restrict m, ptrdiff_t n, ptrdiff_t d) {
-    for (ptrdiff_t i = 0; i < n; i++) {
-        float *restrict row = m + i * d;
-        const float mx = finite_max_f32(row, d);
-        float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-        ptrdiff_t j = 0;
-        for (; j + 8 <= d; j += 8) /* rows are short (attention's 64): whole blocks of 8, no vector prologue */
-            for (int l = 0; l < 8; l++) {
-                row[j + l] = exp_f32(row[j + l] - mx);
-                acc[l] += row[j + l];
-            }
-        float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-        for (; j < d; j++) {
-            row[j] = exp_f32(row[j] - mx);
-            s += row[j];
+/* Softmax of row[0:valid] in place, zeros in row[valid:d] (a causal mask's -inf gives exactly those). */
+LUCID_INLINE void softmax_row(float *restrict row, ptrdiff_t valid, ptrdiff_t d) {
+    const float mx = finite_max_f32(row, valid);
+    float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    ptrdiff_t j = 0;
+    for (; j + 8 <= valid; j += 8) /* rows are short (attention's 64): whole blocks of 8, no vector prologue */
+        for (int l = 0; l < 8; l++) {
+            row[j + l] = exp_f32(row[j + l] - mx);
+            acc[l] += row[j + l];
         }
-        const float inv = 1.0f / s; /* times the reciprocal (as PyTorch): a divide per element costs more */
-        for (j = 0; j + 8 <= d; j += 8)
-            for (int l = 0; l < 8; l++)
-                row[j + l] = row[j + l] * inv;
-        for (; j < d; j++)
-            row[j] = row[j] * inv;
+    float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; j < valid; j++) {
+        row[j] = exp_f32(row[j] - mx);
+        s += row[j];
     }
+    const float inv = 1.0f / s; /* times the reciprocal (as PyTorch): a divide per element costs more */
+    for (j = 0; j + 8 <= valid; j += 8)
+        for (int l = 0; l < 8; l++)
+            row[j + l] = row[j + l] * inv;
+    for (; j < valid; j++)
+        row[j] = row[j] * inv;
+    for (; j < d; j++)
+        row[j] = 0.0f;
+}
+
+LUCID_INLINE void softmax_rows_f32_body(float *restrict m, ptrdiff_t n, ptrdiff_t d) {
+    for (ptrdiff_t i = 0; i < n; i++)
+        softmax_row(m + i * d, d, d);
 }
 LUCID_KERNEL(softmax_rows_f32, (float *m, ptrdiff_t n, ptrdiff_t d), (m, n, d))
+
+/* Causal attention weights: `heads` stacked (L, S) score matrices, row i of each keeping columns 0..i (the
+ * top-left aligned mask, PyTorch's is_causal); the masked scores are neither read nor exponentiated. */
+LUCID_INLINE void softmax_causal_f32_body(float *restrict m, ptrdiff_t heads, ptrdiff_t length, ptrdiff_t source) {
+    for (ptrdiff_t h = 0; h < heads; h++)
+        for (ptrdiff_t i = 0; i < length; i++)
+            softmax_row(m + (h * length + i) * source, i + 1 < source ? i + 1 : source, source);
+}
+LUCID_KERNEL(softmax_causal_f32, (float *m, ptrdiff_t heads, ptrdiff_t length, ptrdiff_t source),
+             (m, heads, length, source))
 
 LUCID_INLINE void log_softmax_rows_f32_body(float *restrict m, ptrdiff_t n, ptrdiff_t d) {
     float buf[256];

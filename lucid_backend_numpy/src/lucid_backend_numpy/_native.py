@@ -41,6 +41,7 @@ def load() -> Any:
     signatures = {  # pointers are C-contiguous float32 arrays' data (or None where the C side allows NULL)
         "lucid_gelu_f32": [p, p, p, n, p, f],  # x, g, out, size, constants, 1/sqrt(2 pi)
         "lucid_softmax_rows_f32": [p, n, n],  # matrix (in place), rows, columns
+        "lucid_softmax_causal_f32": [p, n, n, n],  # (heads, L, S) scores (in place), heads, L, S
         "lucid_log_softmax_rows_f32": [p, n, n],
         "lucid_softmax_grad_rows_f32": [p, p, n, n, f],  # dw (in place), w, rows, columns, scale
         "lucid_layer_norm_f32": [p, p, p, p, p, p, n, n, f],  # x, w, b, y, mean, rstd, rows, columns, eps
