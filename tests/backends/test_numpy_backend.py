@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import lucid_core as lc
+from lucid_backend_numpy import _backend, _native
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
@@ -49,10 +50,15 @@ def test_in_place_updates_write_into_the_same_memory():
     "key_shape, rows, cols, key_form",
     [((12, 64), 65, 64, "tuple"), ((1000,), 5000, 3, "array"), ((40,), 6, 8, "tuple"), ((300,), 3, 4, "array")],
 )
-def test_row_index_add_is_np_add_at_bit_for_bit(key_shape, rows, cols, key_form):
-    """The embedding-gradient path (rows added in rounds) makes np.add.at's additions in its order: repeated
-    and negative indices, a non-zero target, and many repeats of few rows (which falls back to np.add.at)."""
-    add = lc.get_backend("numpy").kernels["index_add"]
+@pytest.mark.parametrize("compiled", ["1", "0"], ids=["compiled loop", "NumPy rounds"])
+def test_row_index_add_is_np_add_at_bit_for_bit(key_shape, rows, cols, key_form, compiled, monkeypatch):
+    """The embedding-gradient paths (a compiled loop over the rows, or NumPy adding them in rounds) make
+    np.add.at's additions in its order: repeated and negative indices, a non-zero target, and many repeats of
+    few rows (where the rounds fall back to np.add.at)."""
+    if compiled == "1" and _native.load() is None:
+        pytest.skip("lucid_backend_numpy's compiled kernels are not built (no C compiler at install)")
+    monkeypatch.setenv("LUCID_NUMPY_CKERNELS", compiled)
+    add = _backend._kernels(np)["index_add"]
     rng = np.random.default_rng(0)
     idx = rng.integers(-rows, rows, key_shape)
     values = rng.standard_normal((*key_shape, cols)).astype(np.float32)
@@ -65,5 +71,7 @@ def test_row_index_add_is_np_add_at_bit_for_bit(key_shape, rows, cols, key_form)
 
 def test_row_index_add_out_of_range_raises_like_np_add_at():
     add = lc.get_backend("numpy").kernels["index_add"]
-    with pytest.raises(IndexError):
-        add(np.zeros((4, 3), np.float32), np.arange(20) % 5, np.ones((20, 3), np.float32))
+    for bad in (np.arange(20) % 5, -(np.arange(20) % 5) - 1):  # 4 and -5 are out of range for 4 rows
+        z = np.zeros((4, 3), np.float32)
+        with pytest.raises(IndexError):
+            add(z, bad, np.ones((20, 3), np.float32))

@@ -84,6 +84,11 @@ CASES: dict[str, list[Case]] = {
         (lambda a: a[lc.asarray([0, 2, 0], device=a.device)], [(3, 4)], "real"),
         (lambda a: a[..., 1], [(2, 3, 4)], "real"),
     ],
+    "Split": [
+        (lambda a: a.split([1, 2, 1], dim=1)[1], [(3, 4)], "real"),  # pieces without a gradient
+        (lambda a: lc.concat([p * (i + 1) for i, p in enumerate(a.split(2, dim=0))], axis=0), [(3, 4)], "real"),
+        (lambda a: a.split(5, dim=-1)[0], [(2, 5)], "real"),  # one piece: its gradient is x's
+    ],
 }
 
 

@@ -198,6 +198,27 @@ def test_split_into_sections(device):
         lc.split(x, [2, 3])
 
 
+def test_split_is_one_node_whose_gradient_joins_the_pieces_gradients(device):
+    """Pieces without a gradient count as zeros; first and second order agree with finite differences;
+    the pieces share one graph node (the gradient is one concatenation, not one x-sized array per piece)."""
+    _f64(device)
+    x = leaf(np.random.default_rng(0).standard_normal((3, 7)), device)
+    pieces = x.split([2, 0, 4, 1], dim=1)
+    assert [p.shape for p in pieces] == [(3, 2), (3, 0), (3, 4), (3, 1)]
+    assert len({id(p._node) for p in pieces}) == 1
+    (pieces[2] * pieces[2]).sum().backward()  # pieces 0, 1 and 3 get no gradient
+    want = np.zeros((3, 7))
+    want[:, 2:6] = 2 * to_numpy(x)[:, 2:6]
+    np.testing.assert_allclose(to_numpy(x.grad), want)
+    assert lc.gradcheck(lambda t: (t.split(3, dim=1)[1] ** 3).sum(), [x])
+    assert lc.gradgradcheck(lambda t: (t.split([1, 6], dim=1)[1] ** 3).sum(), [x])
+    (whole,) = x.split(7, dim=1)
+    (g,) = lc.grad((whole * 3).sum(), [x])
+    np.testing.assert_allclose(to_numpy(g), np.full((3, 7), 3.0))
+    with pytest.raises(ValueError, match="split: sizes must not be negative"):
+        x.split([8, -1], dim=1)
+
+
 def test_concat_and_stack_errors(device):
     a = lc.ones(2, 3, device=device)
     b = lc.ones(2, 4, device=device)

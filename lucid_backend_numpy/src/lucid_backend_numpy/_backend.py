@@ -117,6 +117,17 @@ class NumpyBackend(Backend):
         return self._rng.integers(low, high, size=shape, dtype=self.native_dtype(dtype))
 
 
+def _compiled(native: Any, np: Any, *arrays: Any) -> bool:
+    """Whether the compiled kernels (``native``, from ``_native.load``) take these arrays: all float32 and
+    C-contiguous (None stands for an absent optional argument)."""
+    return native is not None and all(a is None or (a.dtype == np.float32 and a.flags.c_contiguous) for a in arrays)
+
+
+def _ptr(a: Any, offset: int = 0) -> int | None:
+    """The address of element ``offset`` of a C-contiguous array's data (None for None)."""
+    return None if a is None else a.ctypes.data + offset * a.itemsize
+
+
 def _row_key(np: Any, z: Any, key: Any, values: Any) -> tuple[Any, Any] | None:
     """(in-range row indices, values as matching rows) when ``z[key]`` picks rows of ``z`` by one integer
     array (``key`` an array or ``(array, ...)``) and ``values`` has that shape; else None."""
@@ -195,6 +206,8 @@ def _kernels(np: Any) -> dict[str, Any]:
     """Native NumPy kernels that beat the generic Array API compositions."""
     import math
 
+    native = _native.load()  # compiled float32 loops (``_ckernels.c``), or None: then NumPy's passes
+
     try:
         from scipy import special as _special  # optional: exact erf when SciPy is present
 
@@ -216,6 +229,9 @@ def _kernels(np: Any) -> dict[str, Any]:
         # their original order, the same additions as ``np.add.at``, bit for bit (0.3 ms)
         index, flat = rows
         n = index.size
+        if _compiled(native, np, z, flat) and index.dtype.itemsize == 8:  # the same additions, in one loop
+            native.lucid_index_add_rows_f32(_ptr(z), index.ctypes.data, _ptr(flat), n, flat.size // max(n, 1))
+            return z
         order = np.argsort(index, kind="stable")
         sorted_index = index[order]
         first = np.ones(n, dtype=bool)
@@ -283,7 +299,7 @@ def _kernels(np: Any) -> dict[str, Any]:
     table = {
         **_conv_kernels(np),
         **cnn_kernels(np),
-        **_nn_kernels(np, erf, fallback),
+        **_nn_kernels(np, erf, fallback, native),
         "relu_grad": relu_grad,
         "erf": erf,
         "index_add": index_add,
@@ -420,7 +436,7 @@ ROWS = 64
 """Row alignment of split row-wise kernels: their row sums are BLAS products (see ``parallel_batches``)."""
 
 
-def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
+def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]:
     """Fused nn kernels: layer norm, GELU, attention, softmax and cross entropy over the last axis.
 
     Row sums are matrix-vector products with a ones vector (BLAS: about 3x faster than ``np.sum`` over a
@@ -430,16 +446,10 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
     """
     from lucid_core.kernels import ERF_A, ERF_P, KERNELS
 
-    native = _native.load()  # compiled float32 loops (``_ckernels.c``), or None: then NumPy's passes below
     ones_cache: dict[tuple[int, Any], Any] = {}
 
     def compiled(*arrays: Any) -> bool:
-        """Whether the compiled kernels take these arrays: all float32 and C-contiguous (None is allowed)."""
-        return native is not None and all(a is None or (a.dtype == np.float32 and a.flags.c_contiguous) for a in arrays)
-
-    def ptr(a: Any, offset: int = 0) -> int | None:
-        """The address of element ``offset`` of a C-contiguous array's data (None for None)."""
-        return None if a is None else a.ctypes.data + offset * a.itemsize
+        return _compiled(native, np, *arrays)
 
     causal_cache: dict[tuple[int, int, Any], Any] = {}
 
@@ -475,7 +485,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
     def softmax_rows(e: Any) -> Any:
         """Row-wise softmax of a fresh (n, d) float matrix, in place."""
         if compiled(e):
-            native.lucid_softmax_rows_f32(ptr(e), *e.shape)
+            native.lucid_softmax_rows_f32(_ptr(e), *e.shape)
             return e
         np.subtract(e, finite_max(e), out=e)
         np.exp(e, out=e)
@@ -496,7 +506,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
 
     def log_softmax_rows(s: Any) -> Any:
         if compiled(s):
-            native.lucid_log_softmax_rows_f32(ptr(s), *s.shape)
+            native.lucid_log_softmax_rows_f32(_ptr(s), *s.shape)
             return s
         np.subtract(s, finite_max(s), out=s)
         lse = np.log(row_sums(np.exp(s)))
@@ -514,7 +524,15 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
 
         def part_compiled(lo: int, hi: int) -> None:  # rows lo..hi, one compiled call
             native.lucid_layer_norm_f32(
-                ptr(m, lo * d), ptr(weight), ptr(bias), ptr(y, lo * d), ptr(mean, lo), ptr(rstd, lo), hi - lo, d, eps
+                _ptr(m, lo * d),
+                _ptr(weight),
+                _ptr(bias),
+                _ptr(y, lo * d),
+                _ptr(mean, lo),
+                _ptr(rstd, lo),
+                hi - lo,
+                d,
+                eps,
             )
 
         def part(lo: int, hi: int) -> None:  # rows lo..hi
@@ -551,7 +569,15 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         def part_compiled(lo: int, hi: int) -> None:  # rows lo..hi, one compiled call
             at = lo * d
             native.lucid_layer_norm_grad_f32(
-                ptr(g, at), ptr(xm, at), ptr(mu, lo), ptr(r, lo), ptr(weight), ptr(gx, at), ptr(gxh, at), hi - lo, d
+                _ptr(g, at),
+                _ptr(xm, at),
+                _ptr(mu, lo),
+                _ptr(r, lo),
+                _ptr(weight),
+                _ptr(gx, at),
+                _ptr(gxh, at),
+                hi - lo,
+                d,
             )
 
         def part(lo: int, hi: int) -> None:  # rows lo..hi; the column sums over all rows come after
@@ -728,7 +754,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         kt = np.ascontiguousarray(np.swapaxes(k, -1, -2))
         s = np.matmul(np.multiply(q, scale, dtype=q.dtype, order="C"), kt, out=w)
         if causal and compiled(s):  # the mask in the loop: masked scores are not exponentiated
-            native.lucid_softmax_causal_f32(ptr(s), s.size // (s.shape[-2] * s.shape[-1]), *s.shape[-2:])
+            native.lucid_softmax_causal_f32(_ptr(s), s.size // (s.shape[-2] * s.shape[-1]), *s.shape[-2:])
             return np.matmul(s, np.ascontiguousarray(v), out=out), s
         if causal:
             s += causal_add(s.shape[-2], s.shape[-1], s.dtype)
@@ -755,7 +781,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any) -> dict[str, Any]:
         gv = t_bmm(w, gy)
         dw = bmm(gy, np.swapaxes(v, -1, -2))
         if compiled(dw, w) and dw.shape == w.shape:
-            native.lucid_softmax_grad_rows_f32(ptr(dw), ptr(w), dw.size // dw.shape[-1], dw.shape[-1], scale)
+            native.lucid_softmax_grad_rows_f32(_ptr(dw), _ptr(w), dw.size // dw.shape[-1], dw.shape[-1], scale)
         else:
             ds = (dw * w).reshape(-1, w.shape[-1])
             dw -= row_sums(ds).reshape((*w.shape[:-1], 1))

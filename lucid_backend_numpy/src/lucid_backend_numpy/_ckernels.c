@@ -317,6 +317,22 @@ LUCID_KERNEL(layer_norm_grad_f32,
               float *gxh, ptrdiff_t n, ptrdiff_t d),
              (g, x, mean, rstd, w, gx, gxh, n, d))
 
+/* ---------------------------------------------------------------------------------------------------
+ * An embedding's gradient: z[index[i], :] += src[i, :] for i in order, np.add.at's additions bit for bit.
+ * The indices are checked and made non-negative by the caller.
+ * ------------------------------------------------------------------------------------------------- */
+LUCID_INLINE void index_add_rows_f32_body(float *restrict z, const int64_t *restrict index,
+                                          const float *restrict src, ptrdiff_t n, ptrdiff_t d) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float *restrict row = z + index[i] * d;
+        const float *restrict s = src + i * d;
+        for (ptrdiff_t j = 0; j < d; j++)
+            row[j] = row[j] + s[j];
+    }
+}
+LUCID_KERNEL(index_add_rows_f32, (float *z, const int64_t *index, const float *src, ptrdiff_t n, ptrdiff_t d),
+             (z, index, src, n, d))
+
 /* A module object so that the file builds and imports as an ordinary extension; its functions are
  * reached through ctypes (the loader is _native.py), not as Python methods. */
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernels", "Lucid's compiled float32 kernels.", -1,

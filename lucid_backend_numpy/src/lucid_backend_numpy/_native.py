@@ -46,6 +46,7 @@ def load() -> Any:
         "lucid_softmax_grad_rows_f32": [p, p, n, n, f],  # dw (in place), w, rows, columns, scale
         "lucid_layer_norm_f32": [p, p, p, p, p, p, n, n, f],  # x, w, b, y, mean, rstd, rows, columns, eps
         "lucid_layer_norm_grad_f32": [p, p, p, p, p, p, p, n, n],  # g, x, mean, rstd, w, gx, g*xhat, rows, columns
+        "lucid_index_add_rows_f32": [p, p, p, n, n],  # z (in place), int64 row indices, values, rows, columns
     }
     for name, argtypes in signatures.items():
         fn = getattr(lib, name)

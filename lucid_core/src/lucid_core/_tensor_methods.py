@@ -243,13 +243,9 @@ def split(self: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 
         sizes = [int(s) for s in split_size_or_sections]
         if builtins.sum(sizes) != n:
             raise ValueError(f"split: sizes {sizes} add up to {builtins.sum(sizes)} but dimension {dim} has {n}")
-    out, start = [], 0
-    for s in sizes:
-        key = [slice(None)] * self.ndim
-        key[d] = slice(start, start + s)
-        out.append(_i.getitem(self, tuple(key)))
-        start += s
-    return tuple(out)
+    if builtins.any(s < 0 for s in sizes):
+        raise ValueError(f"split: sizes must not be negative, got {sizes}")
+    return _m.split_sizes(self, d, sizes)
 
 
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _dtypes as dt
+from .. import kernels
 from .._autograd import Function
 from .._registry import resolve_device
 from .._tensor import Tensor, check_tensor
@@ -280,6 +281,48 @@ def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
     return concat([expand_dims(t, axis=ax) for t in ts], axis=ax)
 
 
+class Split(Function):
+    """The pieces of ``x`` along ``axis``, as one node: its gradient is the pieces' gradients joined (zeros
+    for a piece that got none), not one zero-filled ``x``-sized array per piece added up."""
+
+    native = True
+    saves_inputs = False  # the gradient needs shapes only
+
+    @staticmethod
+    def forward(ctx, x, axis, sizes):
+        out, start, lead = [], 0, (slice(None),) * axis
+        for s in sizes:
+            out.append(kernels.call(ctx.device, "getitem", x, (*lead, slice(start, start + s))))
+            start += s
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx, *gys):
+        x, axis, sizes = ctx.inputs
+        pieces = [
+            _c.zeros(_piece_shape(x.shape, axis, s), dtype=x.dtype, device=x.device) if g is None else g
+            for g, s in zip(gys, sizes)
+        ]
+        return (pieces[0] if len(pieces) == 1 else Concat.apply(axis, *pieces)), None, None
+
+    @staticmethod
+    def backward_raw(ctx, *gys):
+        x, axis, sizes = ctx.inputs
+        xp = ctx.xp
+        dtype = ctx.device.backend.native_dtype(x.dtype)
+        pieces = [xp.zeros(_piece_shape(x.shape, axis, s), dtype=dtype) if g is None else g for g, s in zip(gys, sizes)]
+        return (pieces[0] if len(pieces) == 1 else xp.concat(pieces, axis=axis)), None, None
+
+
+def _piece_shape(shape: tuple[int, ...], axis: int, size: int) -> tuple[int, ...]:
+    return (*shape[:axis], size, *shape[axis + 1 :])
+
+
+def split_sizes(x: Tensor, axis: int, sizes: Sequence[int]) -> tuple[Tensor, ...]:
+    """``x`` cut along ``axis`` (normalized) into pieces of ``sizes`` (checked by the caller to add up)."""
+    return Split.apply(x, axis, tuple(sizes))
+
+
 def split(x: Tensor, indices_or_sections: int | Sequence[int], /, axis: int = 0) -> list[Tensor]:
     """Split into equal ``sections`` (an int) or pieces of the given sizes (a list, summing to the axis)."""
 
@@ -295,13 +338,9 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], /, axis: int = 0)
         sizes = [int(s) for s in indices_or_sections]
         if sum(sizes) != n:
             raise ValueError(f"split: sizes {sizes} sum to {sum(sizes)}, but axis {axis} has size {n}")
-    out, start = [], 0
-    for s in sizes:
-        key = [slice(None)] * x.ndim
-        key[ax] = slice(start, start + s)
-        out.append(_i.getitem(x, tuple(key)))
-        start += s
-    return out
+        if any(s < 0 for s in sizes):
+            raise ValueError(f"split: sizes must not be negative, got {sizes}")
+    return list(split_sizes(x, ax, sizes))
 
 
 def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
