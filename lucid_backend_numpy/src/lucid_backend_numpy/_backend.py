@@ -712,18 +712,16 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
             m = causal_cache[key] = np.where(keep, 0.0, -np.inf).astype(dtype)
         return m
 
-    def bmm(a: Any, b: Any) -> Any:
-        # batched products on transposed views leave BLAS for a slow loop: one copy is cheaper
-        return np.matmul(np.ascontiguousarray(a), np.ascontiguousarray(b))
-
-    def t_bmm(a: Any, b: Any) -> Any:
-        """a^T @ b for batches of matrices, as (b^T @ a)^T: only the narrow operand ``b`` is transposed
-        and copied, never the (L, S) attention matrix ``a``."""
-        return np.ascontiguousarray(np.swapaxes(bmm(np.swapaxes(b, -1, -2), a), -1, -2))
-
     def heads(*xs: Any) -> tuple[Any, ...] | None:
-        """(..., L, E) arrays with the same leading axes as C-contiguous (H, L, E) stacks, else None."""
-        if xs[0].ndim < 3 or any(x.shape[:-2] != xs[0].shape[:-2] for x in xs):
+        """(..., L, E) arrays with the same leading axes as C-contiguous (H, L, E) stacks, to split over the
+        pool; None when one call does (leading axes that broadcast, or too little work to split). NumPy's
+        matmul hands strided and transposed views to BLAS as they are (a head of q from a (B, L, 3 H, E)
+        projection, k transposed), as fast as contiguous copies, so one call needs no copy."""
+        lead = xs[0].shape[:-2]
+        if xs[0].ndim < 3 or any(x.shape[:-2] != lead for x in xs):
+            return None
+        h = math.prod(lead)
+        if _parallel.chunks(h, h * xs[-1].shape[-2] * xs[-1].shape[-1]) == 1:  # the last is k or w: (L or S) x S
             return None
         return tuple(np.ascontiguousarray(x).reshape(-1, *x.shape[-2:]) for x in xs)
 
@@ -734,10 +732,10 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
     def sdpa(q: Any, k: Any, v: Any, scale: float, causal: bool) -> tuple[Any, Any]:
         if q.dtype.kind != "f" or q.size == 0 or k.size == 0:
             return KERNELS["scaled_dot_product_attention"].default(fallback, q, k, v, scale, causal)
-        stacks = heads(q, k, v)
-        if stacks is None:  # broadcast leading axes: one whole-stack call
+        stacks = heads(q, v, k)  # the work is L x S per head: k last
+        if stacks is None:  # one whole-stack call
             return sdpa_heads(q, k, v, scale, causal, None, None)
-        q3, k3, v3 = stacks
+        q3, v3, k3 = stacks
         h, length, source = q3.shape[0], q3.shape[1], k3.shape[1]
         out = np.empty((h, length, v3.shape[2]), dtype=q.dtype)
         w = np.empty((h, length, source), dtype=q.dtype)
@@ -751,20 +749,19 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
 
     def sdpa_heads(q: Any, k: Any, v: Any, scale: float, causal: bool, out: Any, w: Any) -> tuple[Any, Any]:
         # the scale on q (L x E), not on the (L x S) scores: one pass fewer, the same within rounding
-        kt = np.ascontiguousarray(np.swapaxes(k, -1, -2))
-        s = np.matmul(np.multiply(q, scale, dtype=q.dtype, order="C"), kt, out=w)
+        s = np.matmul(np.multiply(q, scale, dtype=q.dtype, order="C"), np.swapaxes(k, -1, -2), out=w)
         if causal and compiled(s):  # the mask in the loop: masked scores are not exponentiated
             native.lucid_softmax_causal_f32(_ptr(s), s.size // (s.shape[-2] * s.shape[-1]), *s.shape[-2:])
-            return np.matmul(s, np.ascontiguousarray(v), out=out), s
+            return np.matmul(s, v, out=out), s
         if causal:
             s += causal_add(s.shape[-2], s.shape[-1], s.dtype)
         w = softmax_rows(s.reshape(-1, s.shape[-1])).reshape(s.shape)
-        return np.matmul(w, np.ascontiguousarray(v), out=out), w
+        return np.matmul(w, v, out=out), w
 
     def sdpa_grad(gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float) -> tuple[Any, Any, Any]:
         if w.size == 0 or q.size == 0:
             return KERNELS["scaled_dot_product_attention_grad"].default(fallback, gy, q, k, v, w, scale)
-        stacks = heads(gy, q, k, v, w)
+        stacks = heads(gy, q, k, v, w)  # the work is L x S per head: w last
         if stacks is None:
             return sdpa_grad_heads(gy, q, k, v, w, scale, None)
         g3, q3, k3, v3, w3 = stacks
@@ -778,8 +775,9 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         return tuple(a.reshape(x.shape) for a, x in zip(grads, (q, k, v)))
 
     def sdpa_grad_heads(gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float, outs: Any) -> tuple[Any, Any, Any]:
-        gv = t_bmm(w, gy)
-        dw = bmm(gy, np.swapaxes(v, -1, -2))
+        gq_out, gk_out, gv_out = (None, None, None) if outs is None else outs
+        gv = np.matmul(np.swapaxes(w, -1, -2), gy, out=gv_out)
+        dw = np.matmul(gy, np.swapaxes(v, -1, -2))
         if compiled(dw, w) and dw.shape == w.shape:
             native.lucid_softmax_grad_rows_f32(_ptr(dw), _ptr(w), dw.size // dw.shape[-1], dw.shape[-1], scale)
         else:
@@ -787,12 +785,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
             dw -= row_sums(ds).reshape((*w.shape[:-1], 1))
             dw *= w
             dw *= scale
-        gq, gk = bmm(dw, k), t_bmm(dw, q)
-        if outs is None:
-            return gq, gk, gv
-        for o, a in zip(outs, (gq, gk, gv)):
-            o[...] = a
-        return gq, gk, gv
+        return np.matmul(dw, k, out=gq_out), np.matmul(np.swapaxes(dw, -1, -2), q, out=gk_out), gv
 
     def cross_entropy(x: Any, target: Any, ignore_index: int, smoothing: float) -> tuple[Any, Any]:
         if x.dtype.kind != "f" or x.ndim != 2 or x.shape[1] == 0:
