@@ -220,3 +220,38 @@ def test_the_switch(monkeypatch):
         _native.load()
     monkeypatch.delenv("LUCID_NUMPY_CKERNELS")
     assert _native.load() is None  # unset: NumPy's kernels, quietly
+
+
+@pytest.mark.parametrize("shape, kernel", [((3, 4, 9, 7), (2, 2)), ((2, 3, 10, 11), (3, 3)), ((2, 2, 6, 9), (2, 3))])
+def test_max_pool_and_its_gradient_are_the_numpy_kernels_bits(kernels, shape, kernel):
+    """Ties (small integers), NaN and infinities inside tiles, and rows and columns past the last tile."""
+    compiled, numpy_only = kernels
+    rng = np.random.default_rng(8)
+    x = rng.integers(-2, 3, shape).astype(np.float32)
+    x[0, 0, 0, 0], x[0, 1, 2, 3], x[1, 0, 4, 4] = np.nan, np.inf, -np.inf
+    out = tuple(s // k for s, k in zip(shape[2:], kernel))
+    y = compiled["max_pool_tiles"](x, kernel, out)
+    assert y.tobytes() == numpy_only["max_pool_tiles"](x, kernel, out).tobytes()
+    gy = rng.standard_normal(y.shape).astype(np.float32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        got = compiled["max_pool_tiles_grad"](gy, x, y, kernel, out)
+        want = numpy_only["max_pool_tiles_grad"](gy, x, y, kernel, out)
+    assert got.shape == x.shape and got.tobytes() == want.tobytes()
+    assert np.isnan(got[0, 0, 0, 0]) and not np.isnan(got[0, 0, 5:, 5:]).any()
+    padded = np.zeros((*gy.shape[:2], gy.shape[2] + 2, gy.shape[3] + 3), np.float32)
+    padded[:, :, 1:-1, 2:-1] = gy
+    view = padded[:, :, 1:-1, 2:-1]  # a strided gradient, as a conv's padded input gradient gives
+    with np.errstate(invalid="ignore", divide="ignore"):
+        assert compiled["max_pool_tiles_grad"](view, x, y, kernel, out).tobytes() == got.tobytes()
+
+
+def test_relu_grad_is_the_numpy_kernels_bits(kernels):
+    compiled, numpy_only = kernels
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((64, 300)).astype(np.float32)
+    x[0, :6] = [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-45]
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    g[1, :3] = [np.nan, -0.0, np.inf]
+    got = compiled["relu_grad"](g, x)
+    assert got.tobytes() == numpy_only["relu_grad"](g, x).tobytes()
+    assert got.tobytes() == compiled["relu_grad"](g, np.asfortranarray(x)).tobytes()  # a non-contiguous x

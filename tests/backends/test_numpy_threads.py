@@ -241,6 +241,10 @@ def test_row_and_element_kernels_are_bit_identical_split(split_everything, numpy
         )
     xp = rng.integers(-2, 3, (7, 3, 9, 8)).astype(np.float32)  # ties inside tiles, a remainder row
     checks["max_pool_tiles"] = lambda: k["max_pool_tiles"](xp, (2, 2), (4, 4))
+    yp = k["max_pool_tiles"](xp, (2, 2), (4, 4))
+    gp = rng.standard_normal(yp.shape).astype(np.float32)
+    checks["max_pool_tiles_grad"] = lambda: k["max_pool_tiles_grad"](gp, xp, yp, (2, 2), (4, 4))
+    checks["relu_grad"] = lambda: k["relu_grad"](np.repeat(gy, 120, axis=0), np.repeat(x, 120, axis=0))
     for name, fn in checks.items():
         one, three = _both(fn)
         assert one.dtype == three.dtype and one.shape == three.shape, name

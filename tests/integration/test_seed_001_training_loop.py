@@ -15,6 +15,7 @@ from lucid_data import DataLoader, TensorDataset, random_split
 def _frontends():
     import lucid_nn
     import lucid_optim
+
     return lucid_nn, lucid_optim
 
 

@@ -281,9 +281,17 @@ def _kernels(np: Any) -> dict[str, Any]:
         # about 8x faster than np.where's data-dependent branch
         if gy.dtype != x.dtype or gy.shape != x.shape or gy.ndim == 0 or gy.dtype.itemsize not in uint_of:
             return np.where(x > 0, gy, np.zeros_like(gy))
+        g, xs = np.ascontiguousarray(gy).reshape(-1), np.ascontiguousarray(x).reshape(-1)
+        if _compiled(native, np, g, xs):  # the same bits in one pass
+            gx = np.empty_like(g)
+
+            def part_compiled(lo: int, hi: int) -> None:
+                native.lucid_relu_grad_f32(_ptr(g, lo), _ptr(xs, lo), _ptr(gx, lo), hi - lo)
+
+            parallel_batches(part_compiled, g.size, g.size)
+            return gx.reshape(gy.shape)
         itype = uint_of[gy.dtype.itemsize]
-        bits = np.ascontiguousarray(gy).view(itype).reshape(-1)
-        xs = np.ascontiguousarray(x).reshape(-1)
+        bits = g.view(itype)
         out = np.empty(bits.shape, itype)
 
         def part(lo: int, hi: int) -> None:
@@ -297,7 +305,7 @@ def _kernels(np: Any) -> dict[str, Any]:
 
     fallback = _NumpyDevice()  # the composed defaults, for the cases the fused kernels leave to them
     table = {
-        **_conv_kernels(np),
+        **_conv_kernels(np, native),
         **cnn_kernels(np),
         **_nn_kernels(np, erf, fallback, native),
         "relu_grad": relu_grad,
@@ -312,7 +320,7 @@ def _kernels(np: Any) -> dict[str, Any]:
     return table
 
 
-def _conv_kernels(np: Any) -> dict[str, Any]:
+def _conv_kernels(np: Any, native: Any) -> dict[str, Any]:
     """im2col and its adjoint as one strided copy and K in-place adds (the composed versions stack K
     slices and rebuild the padded input), giving the same numbers bit for bit."""
     import itertools
@@ -375,7 +383,23 @@ def _conv_kernels(np: Any) -> dict[str, Any]:
             z = z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
         return z
 
+    def pool2_compiled(*arrays: Any) -> bool:
+        """Whether the compiled 2-D tile loops take these (N, C, H, W) arrays."""
+        return arrays[0].ndim == 4 and _compiled(native, np, *arrays)
+
     def max_pool_tiles(x: Any, kernel: Any, out: Any) -> Any:
+        if pool2_compiled(x):  # one pass over x, in the composed default's order of maxima
+            n, c, h, w = x.shape
+            y = np.empty((n, c, *out), dtype=x.dtype)
+            per = c * h * w  # elements of x per sample
+
+            def part_compiled(lo: int, hi: int) -> None:
+                native.lucid_max_pool2_f32(
+                    _ptr(x, lo * per), _ptr(y, lo * c * out[0] * out[1]), (hi - lo) * c, h, w, *kernel, *out
+                )
+
+            parallel_batches(part_compiled, n, x.size)
+            return y
         # the composed default's maximum over strided views, one slice of the batch per thread
         views = [x[key] for key in tile_keys(kernel, out)]
         y = np.empty(views[0].shape, dtype=x.dtype)
@@ -393,6 +417,20 @@ def _conv_kernels(np: Any) -> dict[str, Any]:
         return y
 
     def max_pool_tiles_grad(gy: Any, x: Any, y: Any, kernel: Any, out: Any) -> Any:
+        if pool2_compiled(x, y) and gy.dtype == x.dtype:  # the arithmetic below, in one pass
+            gy = np.ascontiguousarray(gy)  # a view of a conv's padded gradient: a copy of the small side
+            n, c, h, w = x.shape
+            gx = np.empty(x.shape, dtype=x.dtype)
+            per, per_y = c * h * w, c * out[0] * out[1]
+
+            def part_compiled(lo: int, hi: int) -> None:
+                at, at_y = lo * per, lo * per_y
+                native.lucid_max_pool2_grad_f32(
+                    _ptr(gy, at_y), _ptr(x, at), _ptr(y, at_y), _ptr(gx, at), (hi - lo) * c, h, w, *kernel, *out
+                )
+
+            parallel_batches(part_compiled, n, 2 * x.size)
+            return gx
         # per tile offset: a compare of x's strided view with y, then gy / count times that mask written
         # into an uninitialised (N, C, o1, k1, o2, k2, ...) buffer, every element once (no zeros, no
         # broadcast over tiny axes, both slow in NumPy). (gy / count) * mask has the bits of the

@@ -333,6 +333,109 @@ LUCID_INLINE void index_add_rows_f32_body(float *restrict z, const int64_t *rest
 LUCID_KERNEL(index_add_rows_f32, (float *z, const int64_t *index, const float *src, ptrdiff_t n, ptrdiff_t d),
              (z, index, src, n, d))
 
+/* ---------------------------------------------------------------------------------------------------
+ * CNN pieces: ReLU's gradient, and 2-D max-pool over non-overlapping k1 x k2 tiles of (planes, h, w).
+ * ------------------------------------------------------------------------------------------------- */
+/* out = g where x > 0, else +0 (a NaN x gives 0): the NumPy kernel's bits (gy AND a mask). */
+LUCID_INLINE void relu_grad_f32_body(const float *restrict g, const float *restrict x, float *restrict out,
+                                     ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++)
+        out[i] = x[i] > 0.0f ? g[i] : 0.0f;
+}
+LUCID_KERNEL(relu_grad_f32, (const float *g, const float *x, float *out, ptrdiff_t n), (g, x, out, n))
+
+/* np.maximum(a, b): a NaN in either gives NaN; ties give a. Two selects, no branch (data-dependent branches
+ * mispredict on every other element), so the loops vectorize. */
+LUCID_INLINE float maximum_f32(float a, float b) {
+    const float m = a >= b ? a : b;
+    return a != a ? a : m;
+}
+
+/* y[p, i, j] = the maximum of x[p, i k1 : (i + 1) k1, j k2 : (j + 1) k2], taken in row-major order. */
+LUCID_INLINE void max_pool2_f32_body(const float *restrict x, float *restrict y, ptrdiff_t planes, ptrdiff_t h,
+                                     ptrdiff_t w, ptrdiff_t k1, ptrdiff_t k2, ptrdiff_t o1, ptrdiff_t o2) {
+    for (ptrdiff_t p = 0; p < planes; p++)
+        for (ptrdiff_t i = 0; i < o1; i++) {
+            const float *restrict row = x + (p * h + i * k1) * w;
+            float *restrict yr = y + (p * o1 + i) * o2;
+            if (k1 == 2 && k2 == 2) { /* the common case, unrolled */
+                const float *restrict r0 = row, *restrict r1 = row + w;
+                for (ptrdiff_t j = 0; j < o2; j++)
+                    yr[j] = maximum_f32(maximum_f32(maximum_f32(r0[2 * j], r0[2 * j + 1]), r1[2 * j]), r1[2 * j + 1]);
+            }
+            else
+                for (ptrdiff_t j = 0; j < o2; j++) {
+                    const float *t = row + j * k2;
+                    float m = t[0];
+                    for (ptrdiff_t a = 0; a < k1; a++)
+                        for (ptrdiff_t b = (a == 0); b < k2; b++)
+                            m = maximum_f32(m, t[a * w + b]);
+                    yr[j] = m;
+                }
+        }
+}
+LUCID_KERNEL(max_pool2_f32,
+             (const float *x, float *y, ptrdiff_t planes, ptrdiff_t h, ptrdiff_t w, ptrdiff_t k1, ptrdiff_t k2,
+              ptrdiff_t o1, ptrdiff_t o2),
+             (x, y, planes, h, w, k1, k2, o1, o2))
+
+/* The gradient of max_pool2: each tile element equal to the tile's maximum gets gy / (how many are), the
+ * others 0 (as q * 0, so a NaN or inf q leaves NaN there, as NumPy's q * mask); rows and columns beyond the
+ * last whole tile get 0. The NumPy kernel's arithmetic, so its bits. */
+LUCID_INLINE void max_pool2_grad_f32_body(const float *restrict gy, const float *restrict x,
+                                          const float *restrict y, float *restrict out, ptrdiff_t planes,
+                                          ptrdiff_t h, ptrdiff_t w, ptrdiff_t k1, ptrdiff_t k2, ptrdiff_t o1,
+                                          ptrdiff_t o2) {
+    for (ptrdiff_t p = 0; p < planes; p++) {
+        const float *restrict xp = x + p * h * w;
+        float *restrict op = out + p * h * w;
+        for (ptrdiff_t i = 0; i < o1; i++) {
+            const float *restrict yr = y + (p * o1 + i) * o2, *restrict gr = gy + (p * o1 + i) * o2;
+            if (k1 == 2 && k2 == 2) { /* the common case, in column-wise passes without a data-dependent branch */
+                const float *restrict r0 = xp + 2 * i * w, *restrict r1 = r0 + w;
+                float *restrict s0 = op + 2 * i * w, *restrict s1 = s0 + w;
+                for (ptrdiff_t j0 = 0; j0 < o2; j0 += 128) {
+                    const ptrdiff_t k = o2 - j0 < 128 ? o2 - j0 : 128, at = 2 * j0;
+                    float me[256], e0[256], e1[256], q[128];
+                    for (ptrdiff_t c = 0; c < 2 * k; c++) /* each tile's maximum, under both its columns */
+                        me[c] = yr[j0 + (c >> 1)];
+                    for (ptrdiff_t c = 0; c < 2 * k; c++) {
+                        e0[c] = (float)(r0[at + c] == me[c]);
+                        e1[c] = (float)(r1[at + c] == me[c]);
+                    }
+                    for (ptrdiff_t j = 0; j < k; j++)
+                        q[j] = gr[j0 + j] / (((e0[2 * j] + e0[2 * j + 1]) + e1[2 * j]) + e1[2 * j + 1]);
+                    for (ptrdiff_t c = 0; c < 2 * k; c++) {
+                        s0[at + c] = q[c >> 1] * e0[c];
+                        s1[at + c] = q[c >> 1] * e1[c];
+                    }
+                }
+            } else
+                for (ptrdiff_t j = 0; j < o2; j++) {
+                const ptrdiff_t at = i * k1 * w + j * k2;
+                const float m = yr[j];
+                float count = 0.0f;
+                for (ptrdiff_t a = 0; a < k1; a++)
+                    for (ptrdiff_t b = 0; b < k2; b++)
+                        count += xp[at + a * w + b] == m ? 1.0f : 0.0f;
+                const float q = gr[j] / count;
+                for (ptrdiff_t a = 0; a < k1; a++)
+                    for (ptrdiff_t b = 0; b < k2; b++)
+                        op[at + a * w + b] = q * (xp[at + a * w + b] == m ? 1.0f : 0.0f);
+                }
+            for (ptrdiff_t a = 0; a < k1; a++) /* columns past the last tile */
+                for (ptrdiff_t c = o2 * k2; c < w; c++)
+                    op[(i * k1 + a) * w + c] = 0.0f;
+        }
+        for (ptrdiff_t r = o1 * k1 * w; r < h * w; r++) /* rows past the last tile */
+            op[r] = 0.0f;
+    }
+}
+LUCID_KERNEL(max_pool2_grad_f32,
+             (const float *gy, const float *x, const float *y, float *out, ptrdiff_t planes, ptrdiff_t h,
+              ptrdiff_t w, ptrdiff_t k1, ptrdiff_t k2, ptrdiff_t o1, ptrdiff_t o2),
+             (gy, x, y, out, planes, h, w, k1, k2, o1, o2))
+
 /* A module object so that the file builds and imports as an ordinary extension; its functions are
  * reached through ctypes (the loader is _native.py), not as Python methods. */
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernels", "Lucid's compiled float32 kernels.", -1,

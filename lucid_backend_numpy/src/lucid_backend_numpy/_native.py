@@ -47,6 +47,9 @@ def load() -> Any:
         "lucid_layer_norm_f32": [p, p, p, p, p, p, n, n, f],  # x, w, b, y, mean, rstd, rows, columns, eps
         "lucid_layer_norm_grad_f32": [p, p, p, p, p, p, p, n, n],  # g, x, mean, rstd, w, gx, g*xhat, rows, columns
         "lucid_index_add_rows_f32": [p, p, p, n, n],  # z (in place), int64 row indices, values, rows, columns
+        "lucid_relu_grad_f32": [p, p, p, n],  # g, x, out, size
+        "lucid_max_pool2_f32": [p, p, n, n, n, n, n, n, n],  # x, y, planes, h, w, k1, k2, o1, o2
+        "lucid_max_pool2_grad_f32": [p, p, p, p, n, n, n, n, n, n, n],  # gy, x, y, out, then as above
     }
     for name, argtypes in signatures.items():
         fn = getattr(lib, name)
