@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import erf
 
 import lucid_backend_numpy
@@ -255,3 +257,47 @@ def test_relu_grad_is_the_numpy_kernels_bits(kernels):
     got = compiled["relu_grad"](g, x)
     assert got.tobytes() == numpy_only["relu_grad"](g, x).tobytes()
     assert got.tobytes() == compiled["relu_grad"](g, np.asfortranarray(x)).tobytes()  # a non-contiguous x
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    groups=st.sampled_from([1, 2, 3]),
+    cg=st.integers(1, 3),
+    og=st.integers(1, 3),
+    n=st.integers(1, 3),
+    kernel=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    stride=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+    pads=st.tuples(st.tuples(st.integers(0, 2), st.integers(0, 2)), st.tuples(st.integers(0, 2), st.integers(0, 2))),
+    size=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+    seed=st.integers(0, 2**16),
+)
+def test_2d_conv_column_loops_are_the_numpy_kernels_bits(kernels, groups, cg, og, n, kernel, stride, dilation, pads,
+                                                         size, seed):  # fmt: skip
+    """The compiled im2col and col2im (any stride, dilation, padding, groups) feed BLAS the NumPy kernels'
+    columns and add the gradient in their order: conv, its input and weight gradients, bit for bit (the NumPy
+    kernels without their padded grid, which only adds dropped columns to the same products)."""
+    from lucid_backend_numpy import _cnn
+    from lucid_core.kernels import conv_out
+
+    compiled, numpy_only = kernels
+    out = conv_out(size, kernel, stride, pads, dilation)
+    if min(out) <= 0:
+        return
+    rng = np.random.default_rng(seed)
+    c, o = cg * groups, og * groups
+    x = rng.standard_normal((n, c, *size)).astype(np.float32)
+    w = rng.standard_normal((o, cg, *kernel)).astype(np.float32)
+    gy = rng.standard_normal((n, o, *out)).astype(np.float32)
+    saved, _cnn.GRID_BELOW = _cnn.GRID_BELOW, 0
+    try:
+        for name, args in {
+            "conv": (x, w, stride, dilation, pads, groups),
+            "conv_input_grad": (gy, w, size, stride, dilation, pads, groups),
+            "conv_weight_grad": (x, gy, kernel, stride, dilation, pads, groups),
+        }.items():
+            got, want = compiled[name](*args), numpy_only[name](*args)
+            assert got.shape == want.shape and got.dtype == want.dtype, name
+            assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes(), name
+    finally:
+        _cnn.GRID_BELOW = saved

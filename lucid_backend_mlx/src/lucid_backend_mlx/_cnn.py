@@ -76,6 +76,9 @@ def cnn_kernels(mx: Any, backend: Any) -> dict[str, Callable[..., Any]]:
         xn = last(x)
         w0 = mx.zeros((gy.shape[1], *tuple(kernel), x.shape[1] // groups), dtype=x.dtype)
         _, (gw,) = mx.vjp(lambda a: conv_nhwc(xn, a, stride, dilation, pads, groups), [w0], [last(gy)])
+        if gw.shape != w0.shape:  # MLX 0.32's vjp returns a wrong-sized gradient for some strided, unevenly
+            # padded geometries (a 1x1 kernel, stride 3, padding (2, 0) on a 1-wide input gave width 2)
+            return fallback["conv_weight_grad"](x, gy, kernel, stride, dilation, pads, groups)
         return first(gw)
 
     return {"conv": conv, "conv_input_grad": conv_input_grad, "conv_weight_grad": conv_weight_grad}

@@ -13,6 +13,8 @@ from lucid_core.kernels import tile_keys
 from . import _native, _parallel
 from ._cnn import cnn_kernels
 from ._malloc import tune_malloc
+from ._native import compiled as _compiled
+from ._native import ptr as _ptr
 from ._parallel import parallel_batches
 
 
@@ -115,17 +117,6 @@ class NumpyBackend(Backend):
 
     def random_integers(self, low: int, high: int, shape: tuple[int, ...], dtype: Any, device: Device) -> Any:
         return self._rng.integers(low, high, size=shape, dtype=self.native_dtype(dtype))
-
-
-def _compiled(native: Any, np: Any, *arrays: Any) -> bool:
-    """Whether the compiled kernels (``native``, from ``_native.load``) take these arrays: all float32 and
-    C-contiguous (None stands for an absent optional argument)."""
-    return native is not None and all(a is None or (a.dtype == np.float32 and a.flags.c_contiguous) for a in arrays)
-
-
-def _ptr(a: Any, offset: int = 0) -> int | None:
-    """The address of element ``offset`` of a C-contiguous array's data (None for None)."""
-    return None if a is None else a.ctypes.data + offset * a.itemsize
 
 
 def _row_key(np: Any, z: Any, key: Any, values: Any) -> tuple[Any, Any] | None:
@@ -306,7 +297,7 @@ def _kernels(np: Any) -> dict[str, Any]:
     fallback = _NumpyDevice()  # the composed defaults, for the cases the fused kernels leave to them
     table = {
         **_conv_kernels(np, native),
-        **cnn_kernels(np),
+        **cnn_kernels(np, native),
         **_nn_kernels(np, erf, fallback, native),
         "relu_grad": relu_grad,
         "erf": erf,

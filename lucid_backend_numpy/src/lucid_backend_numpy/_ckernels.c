@@ -436,6 +436,97 @@ LUCID_KERNEL(max_pool2_grad_f32,
               ptrdiff_t w, ptrdiff_t k1, ptrdiff_t k2, ptrdiff_t o1, ptrdiff_t o2),
              (gy, x, y, out, planes, h, w, k1, k2, o1, o2))
 
+/* ---------------------------------------------------------------------------------------------------
+ * 2-D convolution's column buffer and its adjoint, for samples of x (n, c, h, w) and output positions
+ * (oh, ow): column row (channel, ki, kj) holds x[channel, oi sh + ki dh - ph, oj sw + kj dw - pw] (0 outside).
+ * ------------------------------------------------------------------------------------------------- */
+/* cols: per sample `groups` blocks of `rows` rows (rows >= c / groups * kh * kw: a bias row may follow) of
+ * oh * ow; channel ch goes to block ch / (c / groups). */
+LUCID_INLINE void im2col2_f32_body(const float *restrict x, float *restrict cols, ptrdiff_t n, ptrdiff_t c,
+                                   ptrdiff_t h, ptrdiff_t w, const ptrdiff_t *restrict geo, ptrdiff_t groups,
+                                   ptrdiff_t rows) {
+    const ptrdiff_t kh = geo[0], kw = geo[1], sh = geo[2], sw = geo[3], dh = geo[4], dw = geo[5], ph = geo[6],
+                    pw = geo[7], oh = geo[8], ow = geo[9];
+    const ptrdiff_t p = oh * ow, cg = c / groups, k = kh * kw;
+    for (ptrdiff_t s = 0; s < n; s++)
+        for (ptrdiff_t ch = 0; ch < c; ch++) {
+            const float *restrict plane = x + (s * c + ch) * h * w;
+            float *restrict block = cols + ((s * groups + ch / cg) * rows + (ch % cg) * k) * p;
+            for (ptrdiff_t ki = 0; ki < kh; ki++)
+                for (ptrdiff_t kj = 0; kj < kw; kj++) {
+                    float *restrict dst = block + (ki * kw + kj) * p;
+                    const ptrdiff_t j0 = kj * dw - pw; /* input column of output column 0 */
+                    /* output columns whose input column lies in [0, w): lo <= oj < hi */
+                    ptrdiff_t lo = j0 >= 0 ? 0 : (-j0 + sw - 1) / sw, hi = w - j0 > 0 ? (w - j0 + sw - 1) / sw : 0;
+                    hi = hi < ow ? hi : ow;
+                    lo = lo < hi ? lo : hi;
+                    for (ptrdiff_t oi = 0; oi < oh; oi++) {
+                        float *restrict out = dst + oi * ow;
+                        const ptrdiff_t ii = oi * sh + ki * dh - ph;
+                        if (ii < 0 || ii >= h) {
+                            for (ptrdiff_t oj = 0; oj < ow; oj++)
+                                out[oj] = 0.0f;
+                            continue;
+                        }
+                        const float *restrict src = plane + ii * w;
+                        for (ptrdiff_t oj = 0; oj < lo; oj++)
+                            out[oj] = 0.0f;
+                        if (sw == 1)
+                            memcpy(out + lo, src + j0 + lo, (size_t)(hi - lo) * sizeof(float));
+                        else
+                            for (ptrdiff_t oj = lo; oj < hi; oj++)
+                                out[oj] = src[j0 + oj * sw];
+                        for (ptrdiff_t oj = hi; oj < ow; oj++)
+                            out[oj] = 0.0f;
+                    }
+                }
+        }
+}
+LUCID_KERNEL(im2col2_f32,
+             (const float *x, float *cols, ptrdiff_t n, ptrdiff_t c, ptrdiff_t h, ptrdiff_t w, const ptrdiff_t *geo,
+              ptrdiff_t groups, ptrdiff_t rows),
+             (x, cols, n, c, h, w, geo, groups, rows))
+
+/* z (n, c, h, w) = the sum of each column row's values at the input positions it was read from, added
+ * in (ki, kj) order: the composed col2im's additions for every position of z, bit for bit. */
+LUCID_INLINE void col2im2_f32_body(const float *restrict cols, float *restrict z, ptrdiff_t n, ptrdiff_t c,
+                                   ptrdiff_t h, ptrdiff_t w, const ptrdiff_t *restrict geo) {
+    const ptrdiff_t kh = geo[0], kw = geo[1], sh = geo[2], sw = geo[3], dh = geo[4], dw = geo[5], ph = geo[6],
+                    pw = geo[7], oh = geo[8], ow = geo[9];
+    const ptrdiff_t p = oh * ow, k = kh * kw;
+    for (ptrdiff_t s = 0; s < n; s++)
+        for (ptrdiff_t ch = 0; ch < c; ch++) {
+            float *restrict plane = z + (s * c + ch) * h * w;
+            const float *restrict block = cols + (s * c + ch) * k * p;
+            for (ptrdiff_t e = 0; e < h * w; e++)
+                plane[e] = 0.0f;
+            for (ptrdiff_t ki = 0; ki < kh; ki++)
+                for (ptrdiff_t kj = 0; kj < kw; kj++) {
+                    const float *restrict src = block + (ki * kw + kj) * p;
+                    const ptrdiff_t j0 = kj * dw - pw;
+                    ptrdiff_t lo = j0 >= 0 ? 0 : (-j0 + sw - 1) / sw, hi = w - j0 > 0 ? (w - j0 + sw - 1) / sw : 0;
+                    hi = hi < ow ? hi : ow;
+                    lo = lo < hi ? lo : hi;
+                    for (ptrdiff_t oi = 0; oi < oh; oi++) {
+                        const ptrdiff_t ii = oi * sh + ki * dh - ph;
+                        if (ii < 0 || ii >= h)
+                            continue;
+                        float *restrict row = plane + ii * w;
+                        const float *restrict in = src + oi * ow;
+                        if (sw == 1)
+                            for (ptrdiff_t oj = lo; oj < hi; oj++)
+                                row[j0 + oj] = row[j0 + oj] + in[oj];
+                        else
+                            for (ptrdiff_t oj = lo; oj < hi; oj++)
+                                row[j0 + oj * sw] = row[j0 + oj * sw] + in[oj];
+                    }
+                }
+        }
+}
+LUCID_KERNEL(col2im2_f32,
+             (const float *cols, float *z, ptrdiff_t n, ptrdiff_t c, ptrdiff_t h, ptrdiff_t w, const ptrdiff_t *geo),
+             (cols, z, n, c, h, w, geo))
+
 /* A module object so that the file builds and imports as an ordinary extension; its functions are
  * reached through ctypes (the loader is _native.py), not as Python methods. */
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernels", "Lucid's compiled float32 kernels.", -1,

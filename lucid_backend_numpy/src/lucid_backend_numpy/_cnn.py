@@ -17,6 +17,7 @@ from typing import Any
 
 from lucid_core.kernels import conv_out
 
+from ._native import ptr
 from ._parallel import parallel_batches
 
 Pads = tuple[tuple[int, int], ...]
@@ -33,9 +34,20 @@ def _work(product: Any, cols: Any) -> int:
     return cols.size + product.size * cols.shape[-2] // 16
 
 
-def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
-    """The kernels, closed over the NumPy module (imported when the backend loads)."""
+def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
+    """The kernels, closed over the NumPy module (imported when the backend loads) and the compiled loops
+    (``_native.load()``; None: NumPy only)."""
     as_strided = np.lib.stride_tricks.as_strided
+
+    def c_geometry(a: Any, kernel: Any, stride: Any, dilation: Any, pads: Pads, out: Any, read: bool = True) -> Any:
+        """For a 2-D float32 convolution with (N, C, ...) operand ``a`` (C-contiguous when the compiled loop
+        ``read``s it): the compiled im2col and col2im's geometry (kh, kw, sh, sw, dh, dw, ph, pw, oh, ow);
+        else None (NumPy's copies)."""
+        if a.ndim != 4 or len(kernel) != 2 or native is None or a.dtype != np.float32:
+            return None
+        if read and not a.flags.c_contiguous:
+            return None
+        return np.array([*kernel, *stride, *dilation, pads[0][0], pads[1][0], *out], dtype=np.intp)
 
     def view_as(a: Any, shape: tuple[int, ...]) -> Any:
         """``a`` reshaped without copying (raises instead of copying, so writes always land)."""
@@ -103,8 +115,14 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
     def im2col_rows(x: Any, geo: tuple[Any, ...], groups: int, cols: Any, lo: int, hi: int) -> None:
         """Windows of ``x[lo:hi]`` into ``cols[lo:hi]``, an (N, G, >= C/G * K, P) buffer (extra rows kept);
         ``geo`` = (kernel, stride, dilation, pads, out, gout): positions on the grid ``gout`` unless it is None."""
-        kernel, stride, dilation, pads, out, gout = geo
+        kernel, stride, dilation, pads, out, gout, cgeo = geo
         m, c = hi - lo, x.shape[1]
+        if cgeo is not None:  # one compiled pass, positions as they are (no grid)
+            per, per_cols = math.prod(x.shape[1:]), math.prod(cols.shape[1:])
+            native.lucid_im2col2_f32(
+                ptr(x, lo * per), ptr(cols, lo * per_cols), m, c, *x.shape[2:], cgeo.ctypes.data, groups, cols.shape[2]
+            )
+            return
         cgk = c // groups * math.prod(kernel)
         if gout is None:
             src = windows(x[lo:hi], kernel, stride, dilation, pads, out, 0.0)
@@ -124,8 +142,9 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
     def conv_bias(x: Any, w: Any, b: Any, stride: Any, dilation: Any, pads: Pads, groups: int) -> Any:
         n, o, cg, kernel = x.shape[0], w.shape[0], w.shape[1], tuple(w.shape[2:])
         out = conv_out(x.shape[2:], kernel, stride, pads, dilation)
-        gout = grid_out(x.shape[2:], kernel, stride, dilation, pads, out)
-        geo = (kernel, stride, dilation, pads, out, gout)
+        cgeo = c_geometry(x, kernel, stride, dilation, pads, out) if w.dtype == x.dtype else None
+        gout = None if cgeo is not None else grid_out(x.shape[2:], kernel, stride, dilation, pads, out)
+        geo = (kernel, stride, dilation, pads, out, gout, cgeo)
         cgk, p, og = cg * math.prod(kernel), math.prod(out if gout is None else gout), o // groups
         dtype = np.result_type(x, w)
         wm = w.reshape(groups, og, cgk)
@@ -155,13 +174,14 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
         n, c, o = x.shape[0], x.shape[1], gy.shape[1]
         out = tuple(gy.shape[2:])
         cg = c // groups
-        gout = grid_out(x.shape[2:], kernel, stride, dilation, pads, out)
+        cgeo = c_geometry(x, kernel, stride, dilation, pads, out)
+        gout = None if cgeo is not None else grid_out(x.shape[2:], kernel, stride, dilation, pads, out)
         if gout is not None:
             gy = on_grid(gy, gout)
         p = math.prod(gy.shape[2:])
         cols = np.empty((n, groups, cg * math.prod(kernel), p), dtype=x.dtype)
         g4 = gy.reshape(n, groups, o // groups, p)
-        geo = (kernel, stride, dilation, pads, out, gout)
+        geo = (kernel, stride, dilation, pads, out, gout, cgeo)
         prods = np.empty((n, groups, o // groups, cols.shape[2]), dtype=np.result_type(x, gy))
 
         def part(lo: int, hi: int) -> None:
@@ -174,7 +194,7 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
     def col2im_rows(cols: Any, geo: tuple[Any, ...], z: Any, lo: int, hi: int) -> None:
         """Add each kernel offset's values of ``cols`` (hi - lo, C, K, *out: the slice's own columns) into the
         padded ``z[lo:hi]``."""
-        kernel, stride, dilation, _, out, _ = geo
+        kernel, stride, dilation, _, out, _, _ = geo
         for i, off in enumerate(itertools.product(*(range(k) for k in kernel))):
             key = (
                 slice(lo, hi),
@@ -186,8 +206,12 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
     def input_grad_rows(gy: Any, wt: Any, geo: tuple[Any, ...], c: int, z: Any, lo: int, hi: int) -> None:
         """z[lo:hi] (padded; on the grid when ``geo``'s gout is set) gets col2im(wt @ gy[lo:hi]); ``wt``
         (G, C/G * K, O/G), ``gy`` (N, G, O/G, P) with P on the grid when gout is set."""
-        kernel, stride, dilation, _, out, gout = geo
+        kernel, stride, dilation, _, out, gout, cgeo = geo
         cols = np.matmul(wt if wt.shape[0] > 1 else wt[0], gy[lo:hi])
+        if cgeo is not None:  # one compiled pass into the unpadded z
+            per = math.prod(z.shape[1:])
+            native.lucid_col2im2_f32(ptr(cols), ptr(z, lo * per), hi - lo, c, *z.shape[2:], cgeo.ctypes.data)
+            return
         if gout is None:
             col2im_rows(view_as(cols, (hi - lo, c, math.prod(kernel), *out)), geo, z, lo, hi)
             return
@@ -212,16 +236,19 @@ def cnn_kernels(np: Any) -> dict[str, Callable[..., Any]]:
         wt = np.ascontiguousarray(np.swapaxes(w.reshape(groups, o // groups, cg * math.prod(kernel)), -1, -2))
         padded = tuple(s + b + a for s, (b, a) in zip(size, pads))
         dtype = np.result_type(gy, w)
-        gout = grid_out(size, kernel, stride, dilation, pads, out)
-        if gout is None:
+        cgeo = c_geometry(gy, kernel, stride, dilation, pads, out, read=False) if w.dtype == gy.dtype else None
+        gout = None if cgeo is not None else grid_out(size, kernel, stride, dilation, pads, out)
+        if cgeo is not None:
+            z = np.empty((n, groups * cg, *size), dtype=dtype)  # unpadded: the compiled col2im fills it
+        elif gout is None:
             z = np.zeros((n, groups * cg, *padded), dtype=dtype)
         else:
             z = grid_zeros((n, groups * cg), padded, dilation[-1] * (kernel[-1] - 1), dtype)
             gy = on_grid(gy, gout)
         g4 = gy.reshape(n, groups, o // groups, math.prod(gy.shape[2:]))
-        geo = (kernel, stride, dilation, pads, out, gout)
+        geo = (kernel, stride, dilation, pads, out, gout, cgeo)
         parallel_batches(lambda lo, hi: input_grad_rows(g4, wt, geo, groups * cg, z, lo, hi), n, _work(g4, z))
-        if any(b or a for b, a in pads):
+        if cgeo is None and any(b or a for b, a in pads):
             z = z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
         return z
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["load"]
+__all__ = ["compiled", "load", "ptr"]
 
 
 def load() -> Any:
@@ -50,6 +50,9 @@ def load() -> Any:
         "lucid_relu_grad_f32": [p, p, p, n],  # g, x, out, size
         "lucid_max_pool2_f32": [p, p, n, n, n, n, n, n, n],  # x, y, planes, h, w, k1, k2, o1, o2
         "lucid_max_pool2_grad_f32": [p, p, p, p, n, n, n, n, n, n, n],  # gy, x, y, out, then as above
+        # x, cols, n, c, h, w, geometry (kh, kw, sh, sw, dh, dw, ph, pw, oh, ow as intp), groups, rows per group
+        "lucid_im2col2_f32": [p, p, n, n, n, n, p, n, n],
+        "lucid_col2im2_f32": [p, p, n, n, n, n, p],  # cols, z, n, c, h, w, geometry
     }
     for name, argtypes in signatures.items():
         fn = getattr(lib, name)
@@ -58,3 +61,14 @@ def load() -> Any:
     lib.lucid_set_simd_level.argtypes = [ctypes.c_int]
     lib.lucid_simd_level.restype = lib.lucid_set_simd_level.restype = ctypes.c_int
     return lib
+
+
+def compiled(native: Any, np: Any, *arrays: Any) -> bool:
+    """Whether the compiled kernels (``native``, from :func:`load`) take these arrays: all float32 and
+    C-contiguous (None stands for an absent optional argument)."""
+    return native is not None and all(a is None or (a.dtype == np.float32 and a.flags.c_contiguous) for a in arrays)
+
+
+def ptr(a: Any, offset: int = 0) -> int | None:
+    """The address of element ``offset`` of a C-contiguous array's data (None for None)."""
+    return None if a is None else a.ctypes.data + offset * a.itemsize

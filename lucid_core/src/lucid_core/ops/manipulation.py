@@ -290,9 +290,10 @@ class Split(Function):
 
     @staticmethod
     def forward(ctx, x, axis, sizes):
-        out, start, lead = [], 0, (slice(None),) * axis
+        out, start = [], 0
+        lead, trail = (slice(None),) * axis, (slice(None),) * (x.ndim - axis - 1)  # a full key: strict libraries
         for s in sizes:
-            out.append(kernels.call(ctx.device, "getitem", x, (*lead, slice(start, start + s))))
+            out.append(kernels.call(ctx.device, "getitem", x, (*lead, slice(start, start + s), *trail)))
             start += s
         return tuple(out)
 
