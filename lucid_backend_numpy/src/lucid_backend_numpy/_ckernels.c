@@ -527,6 +527,28 @@ LUCID_KERNEL(col2im2_f32,
              (const float *cols, float *z, ptrdiff_t n, ptrdiff_t c, ptrdiff_t h, ptrdiff_t w, const ptrdiff_t *geo),
              (cols, z, n, c, h, w, geo))
 
+/* ---------------------------------------------------------------------------------------------------
+ * Adam's update in place, the composed kernel's float32 operations in its order (lucid_core.kernels):
+ * c = {w, 1 - w, beta2, 1 - beta2, -step_size, sqrt(bias correction 2), eps}, `far` when w >= 0.5.
+ * ------------------------------------------------------------------------------------------------- */
+LUCID_INLINE void adam_step_f32_body(float *restrict p, const float *restrict g, float *restrict m,
+                                     float *restrict v, ptrdiff_t n, const float *restrict c, int far) {
+    const float w = c[0], w1 = c[1], b2 = c[2], omb2 = c[3], neg_step = c[4], bc2 = c[5], eps = c[6];
+    if (far)
+        for (ptrdiff_t i = 0; i < n; i++)
+            m[i] = g[i] - (g[i] - m[i]) * w1;
+    else
+        for (ptrdiff_t i = 0; i < n; i++)
+            m[i] = m[i] + (g[i] - m[i]) * w;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const float vi = v[i] * b2 + (g[i] * g[i]) * omb2;
+        v[i] = vi;
+        p[i] = p[i] + (m[i] * neg_step) / (sqrtf(vi) / bc2 + eps);
+    }
+}
+LUCID_KERNEL(adam_step_f32, (float *p, const float *g, float *m, float *v, ptrdiff_t n, const float *c, int far),
+             (p, g, m, v, n, c, far))
+
 /* A module object so that the file builds and imports as an ordinary extension; its functions are
  * reached through ctypes (the loader is _native.py), not as Python methods. */
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernels", "Lucid's compiled float32 kernels.", -1,

@@ -53,6 +53,7 @@ def load() -> Any:
         # x, cols, n, c, h, w, geometry (kh, kw, sh, sw, dh, dw, ph, pw, oh, ow as intp), groups, rows per group
         "lucid_im2col2_f32": [p, p, n, n, n, n, p, n, n],
         "lucid_col2im2_f32": [p, p, n, n, n, n, p],  # cols, z, n, c, h, w, geometry
+        "lucid_adam_step_f32": [p, p, p, p, n, p, ctypes.c_int],  # p, g, m, v (in place), size, constants, far
     }
     for name, argtypes in signatures.items():
         fn = getattr(lib, name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import _dtypes as _dt
 from . import fft, linalg
+from . import fused as fused  # optimizers' fused updates (a submodule, not in the Array API namespace)
 from ._autograd import (
     Function,
     backward,

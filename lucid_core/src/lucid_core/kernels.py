@@ -457,6 +457,26 @@ UNARY = (
     "trunc", "negative", "conj", "isnan", "isinf", "isfinite", "signbit", "logical_not", "bitwise_invert",
 )  # fmt: skip
 
+
+def _adam_step(
+    device: Any,
+    p: Any,
+    g: Any,
+    m: Any,
+    v: Any,
+    w: float,
+    beta2: float,
+    one_minus_beta2: float,
+    neg_step: float,
+    bias_correction2_sqrt: float,
+    eps: float,
+) -> tuple[Any, Any, Any]:
+    xp = device.xp
+    m = m + (g - m) * w if w < 0.5 else g - (g - m) * (1.0 - w)  # lerp in PyTorch's rounding order
+    v = v * beta2 + g * g * one_minus_beta2
+    return p + m * neg_step / (xp.sqrt(v) / bias_correction2_sqrt + eps), m, v
+
+
 _GEOMETRY = (
     "``stride``, ``dilation``: one int per spatial axis; ``pads``: ``(before, after)`` per spatial axis; "
     "``groups``: channel groups; ``w``: (O, C/groups, *kernel)."
@@ -550,6 +570,15 @@ KERNELS: dict[str, Kernel] = {
             _conv_weight_grad,
         ),
         *_CNN_KERNELS,
+        Kernel(
+            "adam_step",
+            "(p, g, m, v, w, beta2, one_minus_beta2, neg_step, bias_correction2_sqrt, eps) -> (array, array, array)",
+            "(p, m, v) after one Adam update (``lucid_core.fused.adam_step_``): ``m = lerp(m, g, w)``, "
+            "``v = v beta2 + g g (1 - beta2)``, ``p = p + m neg_step / (sqrt(v) / bias_correction2_sqrt + eps)``, "
+            "each op rounded to the arrays' dtype in that order. A backend may update ``p``, ``m``, ``v`` in place "
+            "and return them.",
+            _adam_step,
+        ),
         # -- fused nn kernels: layer_norm, gelu, attention, cross_entropy --
         Kernel(
             "layer_norm",

@@ -1,0 +1,79 @@
+"""Adam's fused update (``lucid_core.fused.adam_step_``, one kernel per parameter) gives the per-op update's
+numbers bit for bit, on every backend, and checks what it is given."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lucid_core as lc
+import lucid_optim as optim
+from lucid_optim import adam
+
+
+def _trajectory(device, dtype, fused: bool, monkeypatch, **kw) -> list[np.ndarray]:
+    if not fused:
+        monkeypatch.setattr(adam, "_fusable", lambda *ts: False)
+    rng = np.random.default_rng(0)
+    params = [lc.Parameter(lc.asarray(rng.standard_normal(s).astype(dtype), device=device)) for s in ((5, 7), (300,))]
+    opt = (optim.AdamW if kw.pop("decoupled", False) else optim.Adam)(params, **kw)
+    out = []
+    for _ in range(6):
+        for p in params:
+            p.grad = lc.asarray(rng.standard_normal(p.shape).astype(dtype), device=device)
+        opt.step()
+        out += [np.asarray(lc.to_device(p.detach(), "numpy")._data) if device.backend.name != "numpy" else
+                np.asarray(p.detach()._data).copy() for p in params]  # fmt: skip
+    monkeypatch.undo()
+    return out
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"lr": 1e-2},
+        {"lr": 3e-3, "betas": (0.3, 0.9), "eps": 1e-6},  # lerp weight 0.7: PyTorch's other rounding order
+        {"lr": 1e-2, "weight_decay": 0.1},
+        {"lr": 1e-2, "weight_decay": 0.1, "decoupled": True},
+        {"lr": 1e-2, "maximize": True},
+    ],
+    ids=["plain", "beta1<0.5", "l2", "adamw", "maximize"],
+)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_adam_is_the_per_op_update_bit_for_bit(device, dtype, kw, monkeypatch):
+    if lc.float64 not in device.backend.dtypes and dtype == "float64":
+        pytest.skip(f"{device} has no float64")
+    fused = _trajectory(device, dtype, True, monkeypatch, **dict(kw))
+    per_op = _trajectory(device, dtype, False, monkeypatch, **dict(kw))
+    for a, b in zip(fused, per_op):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_the_fused_path_is_taken(monkeypatch):
+    calls = []
+    real = lc.fused.adam_step_
+    monkeypatch.setattr(lc.fused, "adam_step_", lambda *a, **k: (calls.append(1), real(*a, **k)))
+    p = lc.Parameter(lc.ones(3))
+    p.grad = lc.ones(3)
+    optim.Adam([p]).step()
+    optim.Adam([p], amsgrad=True).step()  # AMSGrad keeps the per-op update
+    assert calls == [1]
+
+
+def test_adam_step_checks_its_tensors():
+    p, g = lc.ones(3, requires_grad=True), lc.ones(3)
+    m, v = lc.zeros(3), lc.zeros(3)
+    hyper = dict(lerp_weight=0.1, beta2=0.999, step_size=1e-3, bias_correction2_sqrt=0.03, eps=1e-8)
+    with pytest.raises(RuntimeError, match="must run under `lucid_core.no_grad"):
+        lc.fused.adam_step_(p, g, m, v, **hyper)
+    with lc.no_grad():
+        with pytest.raises(ValueError, match=r"exp_avg is float64 \(3,\)"):
+            lc.fused.adam_step_(p, g, lc.zeros(3, dtype=lc.float64), v, **hyper)
+        with pytest.raises(ValueError, match=r"grad is float32 \(4,\)"):
+            lc.fused.adam_step_(p, lc.ones(4), m, v, **hyper)
+        with pytest.raises(TypeError, match="expected floating tensors"):
+            lc.fused.adam_step_(*(lc.ones(3, dtype=lc.int32) for _ in range(4)), **hyper)
+        view = p.detach()
+        version = p._version
+        lc.fused.adam_step_(p, g, m, v, **hyper)
+        assert p._version == version + 1 and view.tolist() == p.tolist() != [1.0, 1.0, 1.0]  # views see the write
