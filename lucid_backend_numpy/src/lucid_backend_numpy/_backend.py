@@ -309,6 +309,14 @@ def _kernels(np: Any) -> dict[str, Any]:
         native.lucid_adam_step_f32(_ptr(p), _ptr(g), _ptr(m), _ptr(v), p.size, _ptr(c), w >= 0.5)
         return p, m, v
 
+    def sgd_step(p: Any, g: Any, buf: Any, momentum: float, scale: float, lr: float, nesterov: bool) -> Any:
+        if not (_compiled(native, np, p, g, buf) and p.shape == g.shape == buf.shape and owned(p) and owned(buf)):
+            return KERNELS["sgd_step"].default(fallback, p, g, buf, momentum, scale, lr, nesterov)
+        c = np.array([momentum, scale, lr], dtype=np.float32)
+        flags = (scale != 1) | (2 if nesterov else 0) | (4 if lr != 1 else 0)
+        native.lucid_sgd_step_f32(_ptr(p), _ptr(g), _ptr(buf), p.size, _ptr(c), flags)  # one thread, as adam_step
+        return p, buf
+
     fallback = _NumpyDevice()  # the composed defaults, for the cases the fused kernels leave to them
     table = {
         **_conv_kernels(np, native),
@@ -316,6 +324,7 @@ def _kernels(np: Any) -> dict[str, Any]:
         **_nn_kernels(np, erf, fallback, native),
         "relu_grad": relu_grad,
         "adam_step": adam_step,
+        "sgd_step": sgd_step,
         "erf": erf,
         "index_add": index_add,
         "setitem": setitem,

@@ -549,6 +549,22 @@ LUCID_INLINE void adam_step_f32_body(float *restrict p, const float *restrict g,
 LUCID_KERNEL(adam_step_f32, (float *p, const float *g, float *m, float *v, ptrdiff_t n, const float *c, int far),
              (p, g, m, v, n, c, far))
 
+/* SGD with momentum in place, the composed kernel's operations in its order: c = {momentum, buf_scale, lr};
+ * flags: 1 buf_scale != 1, 2 nesterov, 4 lr != 1 (a factor of 1 is no multiply there either). */
+LUCID_INLINE void sgd_step_f32_body(float *restrict p, const float *restrict g, float *restrict b, ptrdiff_t n,
+                                    const float *restrict c, int flags) {
+    const float mom = c[0], scale = c[1], lr = c[2];
+    const int scaled = flags & 1, nesterov = flags & 2, lr_scaled = flags & 4;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const float bi = b[i] * mom + (scaled ? g[i] * scale : g[i]);
+        const float d = nesterov ? g[i] + bi * mom : bi;
+        b[i] = bi;
+        p[i] = p[i] - (lr_scaled ? d * lr : d);
+    }
+}
+LUCID_KERNEL(sgd_step_f32, (float *p, const float *g, float *b, ptrdiff_t n, const float *c, int flags),
+             (p, g, b, n, c, flags))
+
 /* A module object so that the file builds and imports as an ordinary extension; its functions are
  * reached through ctypes (the loader is _native.py), not as Python methods. */
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernels", "Lucid's compiled float32 kernels.", -1,

@@ -54,6 +54,7 @@ def load() -> Any:
         "lucid_im2col2_f32": [p, p, n, n, n, n, p, n, n],
         "lucid_col2im2_f32": [p, p, n, n, n, n, p],  # cols, z, n, c, h, w, geometry
         "lucid_adam_step_f32": [p, p, p, p, n, p, ctypes.c_int],  # p, g, m, v (in place), size, constants, far
+        "lucid_sgd_step_f32": [p, p, p, n, p, ctypes.c_int],  # p, g, buf (in place), size, constants, flags
     }
     for name, argtypes in signatures.items():
         fn = getattr(lib, name)

@@ -9,11 +9,55 @@ tensors as their in-place methods do (every detached view sees them, versions ar
 
 from __future__ import annotations
 
-__all__ = ["adam_step_"]
+__all__ = ["adam_step_", "sgd_step_"]
 
 from . import kernels
 from ._grad_mode import _mode
 from ._tensor import Tensor
+
+
+def _check(opname: str, names: tuple[str, ...], ts: tuple[Tensor, ...]) -> None:
+    """Same device, floating dtype and shape for every tensor; outside the graph."""
+    first = ts[0]
+    for name, t in zip(names, ts):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{opname}: {name} is a {type(t).__name__}, expected a Tensor")
+        if t.device != first.device or t.dtype != first.dtype or t.shape != first.shape:
+            raise ValueError(
+                f"{opname}: {name} is {t.dtype.name} {t.shape} on {t.device}; expected the param's "
+                f"{first.dtype.name} {first.shape} on {first.device}"
+            )
+    if first.dtype.kind != "f":
+        raise TypeError(f"{opname}: expected floating tensors, got {first.dtype.name}")
+    if _mode.enabled and any(t._requires_grad for t in ts):
+        raise RuntimeError(
+            f"{opname}: an in-place update of tensors that require grad must run under `lucid_core.no_grad()`"
+        )
+
+
+def sgd_step_(
+    param: Tensor,
+    grad: Tensor,
+    momentum_buffer: Tensor,
+    *,
+    momentum: float,
+    dampening: float,
+    lr: float,
+    nesterov: bool,
+) -> None:
+    """SGD with momentum, in place (PyTorch's single-tensor SGD after its first step, op for op).
+
+    ``buf = buf * momentum + (1 - dampening) * grad``, ``param -= lr * (grad + momentum * buf if nesterov
+    else buf)``. All three tensors must share a device, a floating dtype and a shape.
+    """
+    ts = (param, grad, momentum_buffer)
+    _check("sgd_step_", ("param", "grad", "momentum_buffer"), ts)
+    p, buf = kernels.call(
+        param._device, "sgd_step", param._data, grad._data, momentum_buffer._data, momentum, 1 - dampening, lr,
+        bool(nesterov),
+    )  # fmt: skip
+    momentum_buffer._set_data(buf)
+    param._set_data(p)
 
 
 def adam_step_(
@@ -34,21 +78,7 @@ def adam_step_(
     (1 - beta2)``, ``param += exp_avg * -step_size / (sqrt(exp_avg_sq) / bias_correction2_sqrt + eps)``.
     All four tensors must share a device, a floating dtype and a shape.
     """
-    ts = (param, grad, exp_avg, exp_avg_sq)
-    for name, t in zip(("param", "grad", "exp_avg", "exp_avg_sq"), ts):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"adam_step_: {name} is a {type(t).__name__}, expected a Tensor")
-        if t.device != param.device or t.dtype != param.dtype or t.shape != param.shape:
-            raise ValueError(
-                f"adam_step_: {name} is {t.dtype.name} {t.shape} on {t.device}; expected the param's "
-                f"{param.dtype.name} {param.shape} on {param.device}"
-            )
-    if param.dtype.kind != "f":
-        raise TypeError(f"adam_step_: expected floating tensors, got {param.dtype.name}")
-    if _mode.enabled and any(t._requires_grad for t in ts):
-        raise RuntimeError(
-            "adam_step_: an in-place update of tensors that require grad must run under `lucid_core.no_grad()`"
-        )
+    _check("adam_step_", ("param", "grad", "exp_avg", "exp_avg_sq"), (param, grad, exp_avg, exp_avg_sq))
     p, m, v = kernels.call(
         param._device, "adam_step", param._data, grad._data, exp_avg._data, exp_avg_sq._data,
         lerp_weight, beta2, 1 - beta2, -step_size, bias_correction2_sqrt, eps,

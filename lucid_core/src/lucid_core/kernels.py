@@ -477,6 +477,14 @@ def _adam_step(
     return p + m * neg_step / (xp.sqrt(v) / bias_correction2_sqrt + eps), m, v
 
 
+def _sgd_step(
+    device: Any, p: Any, g: Any, buf: Any, momentum: float, buf_scale: float, lr: float, nesterov: bool
+) -> tuple[Any, Any]:
+    buf = buf * momentum + (g if buf_scale == 1 else g * buf_scale)
+    d = g + buf * momentum if nesterov else buf
+    return p - (d if lr == 1 else d * lr), buf
+
+
 _GEOMETRY = (
     "``stride``, ``dilation``: one int per spatial axis; ``pads``: ``(before, after)`` per spatial axis; "
     "``groups``: channel groups; ``w``: (O, C/groups, *kernel)."
@@ -570,6 +578,14 @@ KERNELS: dict[str, Kernel] = {
             _conv_weight_grad,
         ),
         *_CNN_KERNELS,
+        Kernel(
+            "sgd_step",
+            "(p, g, buf, momentum, buf_scale, lr, nesterov: bool) -> (array, array)",
+            "(p, buf) after one SGD-with-momentum update (``lucid_core.fused.sgd_step_``): ``buf = buf momentum + "
+            "g buf_scale``, ``p = p - lr (g + buf momentum if nesterov else buf)``, each op rounded to the arrays' "
+            "dtype in that order (a factor of 1 is no multiply). A backend may update ``p``, ``buf`` in place.",
+            _sgd_step,
+        ),
         Kernel(
             "adam_step",
             "(p, g, m, v, w, beta2, one_minus_beta2, neg_step, bias_correction2_sqrt, eps) -> (array, array, array)",

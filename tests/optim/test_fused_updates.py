@@ -1,5 +1,5 @@
-"""Adam's fused update (``lucid_core.fused.adam_step_``, one kernel per parameter) gives the per-op update's
-numbers bit for bit, on every backend, and checks what it is given."""
+"""The fused optimizer updates (``lucid_core.fused.adam_step_`` and ``sgd_step_``, one kernel per parameter)
+give the per-op updates' numbers bit for bit, on every backend, and check what they are given."""
 
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ import pytest
 
 import lucid_core as lc
 import lucid_optim as optim
-from lucid_optim import adam
+from lucid_optim import adam, sgd
 
 
 def _trajectory(device, dtype, fused: bool, monkeypatch, **kw) -> list[np.ndarray]:
     if not fused:
         monkeypatch.setattr(adam, "_fusable", lambda *ts: False)
+        monkeypatch.setattr(sgd, "_fusable", lambda *ts: False)
     rng = np.random.default_rng(0)
     params = [lc.Parameter(lc.asarray(rng.standard_normal(s).astype(dtype), device=device)) for s in ((5, 7), (300,))]
-    opt = (optim.AdamW if kw.pop("decoupled", False) else optim.Adam)(params, **kw)
+    kind = kw.pop("kind", "adam")
+    opt = {"adam": optim.Adam, "adamw": optim.AdamW, "sgd": optim.SGD}[kind](params, **kw)
     out = []
     for _ in range(6):
         for p in params:
@@ -34,13 +36,16 @@ def _trajectory(device, dtype, fused: bool, monkeypatch, **kw) -> list[np.ndarra
         {"lr": 1e-2},
         {"lr": 3e-3, "betas": (0.3, 0.9), "eps": 1e-6},  # lerp weight 0.7: PyTorch's other rounding order
         {"lr": 1e-2, "weight_decay": 0.1},
-        {"lr": 1e-2, "weight_decay": 0.1, "decoupled": True},
+        {"lr": 1e-2, "weight_decay": 0.1, "kind": "adamw"},
         {"lr": 1e-2, "maximize": True},
+        {"kind": "sgd", "lr": 0.01, "momentum": 0.9},
+        {"kind": "sgd", "lr": 1.0, "momentum": 0.5, "dampening": 0.3, "weight_decay": 1e-2},  # lr 1: no multiply
+        {"kind": "sgd", "lr": 0.05, "momentum": 0.9, "nesterov": True, "maximize": True},
     ],
-    ids=["plain", "beta1<0.5", "l2", "adamw", "maximize"],
+    ids=["adam", "adam-beta1<0.5", "adam-l2", "adamw", "adam-maximize", "sgd", "sgd-dampening", "sgd-nesterov"],
 )
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_fused_adam_is_the_per_op_update_bit_for_bit(device, dtype, kw, monkeypatch):
+def test_fused_updates_are_the_per_op_updates_bit_for_bit(device, dtype, kw, monkeypatch):
     if lc.float64 not in device.backend.dtypes and dtype == "float64":
         pytest.skip(f"{device} has no float64")
     fused = _trajectory(device, dtype, True, monkeypatch, **dict(kw))
@@ -58,6 +63,14 @@ def test_the_fused_path_is_taken(monkeypatch):
     optim.Adam([p]).step()
     optim.Adam([p], amsgrad=True).step()  # AMSGrad keeps the per-op update
     assert calls == [1]
+    seen = []
+    real_sgd = lc.fused.sgd_step_
+    monkeypatch.setattr(lc.fused, "sgd_step_", lambda *a, **k: (seen.append(1), real_sgd(*a, **k)))
+    opt = optim.SGD([p], lr=0.1, momentum=0.9)
+    opt.step()  # the first step only copies the gradient into the buffer
+    opt.step()
+    optim.SGD([p], lr=0.1).step()  # no momentum: one op, nothing to fuse
+    assert seen == [1]
 
 
 def test_adam_step_checks_its_tensors():
