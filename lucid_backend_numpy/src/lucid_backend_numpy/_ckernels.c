@@ -17,6 +17,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(_MSC_VER) && !defined(__clang__)
+#define restrict __restrict /* MSVC's C compiler knows C99's restrict only under /std:c11 */
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define LUCID_INLINE static inline __attribute__((always_inline))
 #else
@@ -412,16 +416,16 @@ LUCID_INLINE void max_pool2_grad_f32_body(const float *restrict gy, const float 
                 }
             } else
                 for (ptrdiff_t j = 0; j < o2; j++) {
-                const ptrdiff_t at = i * k1 * w + j * k2;
-                const float m = yr[j];
-                float count = 0.0f;
-                for (ptrdiff_t a = 0; a < k1; a++)
-                    for (ptrdiff_t b = 0; b < k2; b++)
-                        count += xp[at + a * w + b] == m ? 1.0f : 0.0f;
-                const float q = gr[j] / count;
-                for (ptrdiff_t a = 0; a < k1; a++)
-                    for (ptrdiff_t b = 0; b < k2; b++)
-                        op[at + a * w + b] = q * (xp[at + a * w + b] == m ? 1.0f : 0.0f);
+                    const ptrdiff_t at = i * k1 * w + j * k2;
+                    const float m = yr[j];
+                    float count = 0.0f;
+                    for (ptrdiff_t a = 0; a < k1; a++)
+                        for (ptrdiff_t b = 0; b < k2; b++)
+                            count += (float)(xp[at + a * w + b] == m);
+                    const float q = gr[j] / count;
+                    for (ptrdiff_t a = 0; a < k1; a++)
+                        for (ptrdiff_t b = 0; b < k2; b++)
+                            op[at + a * w + b] = q * (float)(xp[at + a * w + b] == m);
                 }
             for (ptrdiff_t a = 0; a < k1; a++) /* columns past the last tile */
                 for (ptrdiff_t c = o2 * k2; c < w; c++)
