@@ -217,6 +217,8 @@ def test_split_is_one_node_whose_gradient_joins_the_pieces_gradients(device):
     np.testing.assert_allclose(to_numpy(g), np.full((3, 7), 3.0))
     with pytest.raises(ValueError, match="split: sizes must not be negative"):
         x.split([8, -1], dim=1)
+    with pytest.raises(ValueError, match="split: sizes must not be negative"):
+        lc.split(x, [8, -1], axis=1)
 
 
 def test_concat_and_stack_errors(device):

@@ -13,8 +13,8 @@ from lucid_optim import adam, sgd
 
 def _trajectory(device, dtype, fused: bool, monkeypatch, **kw) -> list[np.ndarray]:
     if not fused:
-        monkeypatch.setattr(adam, "_fusable", lambda *ts: False)
-        monkeypatch.setattr(sgd, "_fusable", lambda *ts: False)
+        monkeypatch.setattr(adam, "fusable", lambda *a: False)
+        monkeypatch.setattr(sgd, "fusable", lambda *a: False)
     rng = np.random.default_rng(0)
     params = [lc.Parameter(lc.asarray(rng.standard_normal(s).astype(dtype), device=device)) for s in ((5, 7), (300,))]
     kind = kw.pop("kind", "adam")
@@ -90,3 +90,16 @@ def test_adam_step_checks_its_tensors():
         version = p._version
         lc.fused.adam_step_(p, g, m, v, **hyper)
         assert p._version == version + 1 and view.tolist() == p.tolist() != [1.0, 1.0, 1.0]  # views see the write
+
+
+def test_a_kernel_result_that_does_not_fit_raises_and_writes_nothing(monkeypatch):
+    """A backend's ``sgd_step`` returning another dtype must not change a parameter's dtype quietly."""
+    from lucid_core import kernels
+
+    dev = lc.ones(1).device
+    monkeypatch.setitem(dev.backend.kernels, "sgd_step", lambda p, g, b, *rest: (p.astype("float64"), b))
+    p, g, buf = lc.ones(3), lc.ones(3), lc.ones(3)
+    with lc.no_grad(), pytest.raises(TypeError, match=r"sgd_step_: the backend's kernel returned float64 \(3,\)"):
+        lc.fused.sgd_step_(p, g, buf, momentum=0.9, dampening=0.0, lr=0.1, nesterov=False)
+    assert p.dtype == lc.float32 and p.tolist() == buf.tolist() == [1.0, 1.0, 1.0]
+    assert "sgd_step" in kernels.KERNELS

@@ -616,9 +616,10 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         g = rows(gy)
         r = rstd.reshape(-1, 1)
         xm, mu = rows(x), mean.reshape(-1, 1)
-        xhat = np.empty_like(xm)
         gxh = np.empty_like(xm)
         gx = np.empty_like(xm)
+        fast = compiled(g, xm, mu, r, weight) and (weight is None or weight.shape == (d,))
+        xhat = None if fast else np.empty_like(xm)  # the NumPy path's scratch
 
         def part_compiled(lo: int, hi: int) -> None:  # rows lo..hi, one compiled call
             at = lo * d
@@ -653,7 +654,6 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
             out -= xh
             out *= r[lo:hi]
 
-        fast = compiled(g, xm, mu, r, weight) and (weight is None or weight.shape == (d,))
         parallel_batches(part_compiled if fast else part, g.shape[0], g.size, align=ROWS)
         return gx.reshape(x.shape), col_sums(gxh), col_sums(g)
 

@@ -114,7 +114,8 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
 
     def im2col_rows(x: Any, geo: tuple[Any, ...], groups: int, cols: Any, lo: int, hi: int) -> None:
         """Windows of ``x[lo:hi]`` into ``cols[lo:hi]``, an (N, G, >= C/G * K, P) buffer (extra rows kept);
-        ``geo`` = (kernel, stride, dilation, pads, out, gout): positions on the grid ``gout`` unless it is None."""
+        ``geo`` = (kernel, stride, dilation, pads, out, gout, cgeo): positions on the grid ``gout`` unless it is
+        None; with ``cgeo`` (``c_geometry``'s array) the compiled loop fills the exact positions instead."""
         kernel, stride, dilation, pads, out, gout, cgeo = geo
         m, c = hi - lo, x.shape[1]
         if cgeo is not None:  # one compiled pass, positions as they are (no grid)

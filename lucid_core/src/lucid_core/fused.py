@@ -35,6 +35,19 @@ def _check(opname: str, names: tuple[str, ...], ts: tuple[Tensor, ...]) -> None:
         )
 
 
+def _store(opname: str, pairs: tuple[tuple[Tensor, object], ...]) -> None:
+    """Write each kernel result into its tensor, after checking that every one fits (a backend's kernel
+    returning another dtype or shape must not change a parameter's dtype quietly)."""
+    for t, data in pairs:
+        if data.dtype != t._data.dtype or tuple(data.shape) != tuple(t._data.shape):
+            raise TypeError(
+                f"{opname}: the backend's kernel returned {data.dtype} {tuple(data.shape)} for a tensor of "
+                f"{t._data.dtype} {tuple(t._data.shape)}"
+            )
+    for t, data in pairs:
+        t._set_data(data)
+
+
 def sgd_step_(
     param: Tensor,
     grad: Tensor,
@@ -56,8 +69,7 @@ def sgd_step_(
         param._device, "sgd_step", param._data, grad._data, momentum_buffer._data, momentum, 1 - dampening, lr,
         bool(nesterov),
     )  # fmt: skip
-    momentum_buffer._set_data(buf)
-    param._set_data(p)
+    _store("sgd_step_", ((momentum_buffer, buf), (param, p)))
 
 
 def adam_step_(
@@ -83,6 +95,4 @@ def adam_step_(
         param._device, "adam_step", param._data, grad._data, exp_avg._data, exp_avg_sq._data,
         lerp_weight, beta2, 1 - beta2, -step_size, bias_correction2_sqrt, eps,
     )  # fmt: skip
-    exp_avg._set_data(m)
-    exp_avg_sq._set_data(v)
-    param._set_data(p)
+    _store("adam_step_", ((exp_avg, m), (exp_avg_sq, v), (param, p)))

@@ -10,7 +10,7 @@ from typing import Any
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
 
-from .optimizer import Optimizer, ParamsT, lerp_
+from .optimizer import Optimizer, ParamsT, fusable, lerp_
 
 
 def check_betas(group: dict[str, Any]) -> None:
@@ -30,12 +30,6 @@ def _moments(param: Parameter, state: dict[str, Any]) -> None:
     state["step"] = 0
     state["exp_avg"] = lc.zeros_like(param.detach())
     state["exp_avg_sq"] = lc.zeros_like(param.detach())
-
-
-def _fusable(*ts: Tensor) -> bool:
-    """Whether ``lucid_core.fused`` takes these tensors: one device, one floating dtype, one shape."""
-    p = ts[0]
-    return p.dtype.kind == "f" and all(t.device == p.device and t.dtype == p.dtype and t.shape == p.shape for t in ts)
 
 
 class Adam(Optimizer):
@@ -79,8 +73,7 @@ class Adam(Optimizer):
         beta1, beta2 = group["betas"]
         state["step"] = step = state["step"] + 1
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        numbers = all(type(h) in (int, float) for h in (lr, eps, beta1, beta2))
-        if numbers and not group["amsgrad"] and _fusable(param, grad, exp_avg, exp_avg_sq):  # the ops below, fused
+        if not group["amsgrad"] and fusable((lr, eps, beta1, beta2), param, grad, exp_avg, exp_avg_sq):  # fused
             lc.fused.adam_step_(
                 param, grad, exp_avg, exp_avg_sq, lerp_weight=1 - beta1, beta2=beta2,
                 step_size=lr / (1 - beta1**step), bias_correction2_sqrt=(1 - beta2**step) ** 0.5, eps=eps,

@@ -321,6 +321,17 @@ def _same(a: object, b: object) -> bool:
     return bool(a == b)
 
 
+def fusable(hyper: Iterable[Any], *ts: Tensor) -> bool:
+    """Whether ``lucid_core.fused`` takes an update: hyperparameters that are Python numbers (a tensor ``lr``
+    keeps the per-op update), and tensors of one device, one floating dtype and one shape."""
+    p = ts[0]
+    return (
+        all(type(h) in (int, float) for h in hyper)
+        and p.dtype.kind == "f"
+        and all(t.device == p.device and t.dtype == p.dtype and t.shape == p.shape for t in ts)
+    )
+
+
 def lerp_(a: Tensor, b: Tensor, weight: float) -> Tensor:
     """``a += weight * (b - a)`` in place, in PyTorch's rounding order."""
     if weight < 0.5:

@@ -9,18 +9,7 @@ from typing import Any
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
 
-from .optimizer import Optimizer, ParamsT
-
-
-def _fusable(group: dict[str, Any], *ts: Tensor) -> bool:
-    """Whether ``lucid_core.fused`` takes this update: number hyperparameters, and tensors of one device, one
-    floating dtype and one shape."""
-    p = ts[0]
-    return (
-        all(type(group[h]) in (int, float) for h in ("lr", "momentum", "dampening"))
-        and p.dtype.kind == "f"
-        and all(t.device == p.device and t.dtype == p.dtype and t.shape == p.shape for t in ts)
-    )
+from .optimizer import Optimizer, ParamsT, fusable
 
 
 class SGD(Optimizer):
@@ -61,7 +50,7 @@ class SGD(Optimizer):
             buf = state.get("momentum_buffer")
             if buf is None:
                 buf = state["momentum_buffer"] = grad.detach().clone()
-            elif _fusable(group, param, grad, buf):  # the ops below, as one kernel
+            elif fusable((group["lr"], momentum, group["dampening"]), param, grad, buf):  # the ops below, fused
                 lc.fused.sgd_step_(
                     param, grad, buf, momentum=momentum, dampening=group["dampening"], lr=group["lr"],
                     nesterov=group["nesterov"],
