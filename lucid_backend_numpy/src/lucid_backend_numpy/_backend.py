@@ -68,7 +68,7 @@ class NumpyBackend(Backend):
         Not into a NumPy view of another array (what slicing and reshaping return): that memory
         belongs to another tensor, which a Lucid write must leave alone, so the core rebinds instead.
         """
-        if not target.flags.writeable or isinstance(target.base, self._ndarray):
+        if not _owned(self._ndarray, target):
             return False
         if op == "copy":
             target[...] = other
@@ -117,6 +117,12 @@ class NumpyBackend(Backend):
 
     def random_integers(self, low: int, high: int, shape: tuple[int, ...], dtype: Any, device: Device) -> Any:
         return self._rng.integers(low, high, size=shape, dtype=self.native_dtype(dtype))
+
+
+def _owned(ndarray: type, a: Any) -> bool:
+    """Whether a write may go into ``a``'s memory: writeable, and its own (a NumPy view's memory belongs to
+    another tensor, which a Lucid write must leave alone; the core rebinds instead)."""
+    return a.flags.writeable and not isinstance(a.base, ndarray)
 
 
 def _row_key(np: Any, z: Any, key: Any, values: Any) -> tuple[Any, Any] | None:
@@ -295,8 +301,7 @@ def _kernels(np: Any) -> dict[str, Any]:
         return out.view(gy.dtype).reshape(gy.shape)
 
     def owned(a: Any) -> bool:
-        """Whether an update may write into ``a``'s memory (its own, not a view of another array's)."""
-        return a.flags.writeable and not isinstance(a.base, np.ndarray)
+        return _owned(np.ndarray, a)
 
     def adam_step(p: Any, g: Any, m: Any, v: Any, w: float, *rest: float) -> tuple[Any, Any, Any]:
         if not (_compiled(native, np, p, g, m, v) and p.shape == g.shape == m.shape == v.shape) or not all(
