@@ -162,6 +162,72 @@ def test_attention_and_its_gradient_match_the_numpy_kernels(kernels, causal):
         np.testing.assert_allclose(a, c, rtol=1e-4, atol=1e-5)
 
 
+def _attention64(q, k, v, scale, causal):
+    """Float64 attention and a function giving its gradients, the masked keys left out."""
+    q, k, v = (a.astype(np.float64) for a in (q, k, v))
+    s = (q * scale) @ np.swapaxes(k, -1, -2)
+    keep = np.tril(np.ones(s.shape[-2:], bool)) if causal else np.ones(s.shape[-2:], bool)
+    w = _softmax64(np.where(keep, s, -np.inf))
+
+    def grads(gy):
+        gy = gy.astype(np.float64)
+        dw = gy @ np.swapaxes(v, -1, -2)
+        ds = w * (dw - np.sum(dw * w, axis=-1, keepdims=True)) * scale
+        return ds @ k, np.swapaxes(ds, -1, -2) @ q, np.swapaxes(w, -1, -2) @ gy
+
+    return w @ v, w, grads
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    heads=st.integers(1, 3),
+    length=st.integers(1, 21),
+    source=st.sampled_from([8, 16, 24, 40]),
+    e=st.sampled_from([8, 16, 32]),
+    ev=st.sampled_from([8, 24]),
+    causal=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_compiled_attention_matches_float64(kernels, heads, length, source, e, ev, causal, seed):
+    """The compiled attention (head dimensions and key count multiples of 8): 4-row tiles with 1-3 rows left,
+    more queries than keys and fewer, causal rows shorter than a vector."""
+    compiled, _ = kernels
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((heads, length, e)).astype(np.float32)
+    k = rng.standard_normal((heads, source, e)).astype(np.float32)
+    v = rng.standard_normal((heads, source, ev)).astype(np.float32)
+    scale = 1 / math.sqrt(e)
+    out, w = compiled["scaled_dot_product_attention"](q, k, v, scale, causal)
+    ref, wref, grads = _attention64(q, k, v, scale, causal)
+    assert out.dtype == w.dtype == np.float32 and out.shape == ref.shape and w.shape == wref.shape
+    np.testing.assert_allclose(w, wref, rtol=2e-5, atol=1e-7)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=2e-6)
+    if causal:
+        assert np.all(w[:, np.triu_indices(length, 1, source)[0], np.triu_indices(length, 1, source)[1]] == 0)
+    gy = rng.standard_normal(out.shape).astype(np.float32)
+    for a, r in zip(compiled["scaled_dot_product_attention_grad"](gy, q, k, v, w, scale, causal), grads(gy)):
+        assert a.dtype == np.float32 and a.shape == r.shape
+        np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-5)
+
+
+def test_compiled_causal_attention_never_reads_the_masked_keys(kernels):
+    """As PyTorch's flash attention: a non-finite value or key past a query's position does not reach it."""
+    compiled, numpy_only = kernels
+    rng = np.random.default_rng(11)
+    q, k, v = (rng.standard_normal((2, 16, 8)).astype(np.float32) for _ in range(3))
+    k[:, 9], v[:, 9] = np.nan, np.inf  # key 9: seen by queries 9.. only
+    out, w = compiled["scaled_dot_product_attention"](q, k, v, 0.5, True)
+    assert np.all(np.isfinite(out[:, :9])) and np.all(np.isfinite(w[:, :9]))
+    gy = rng.standard_normal(out.shape).astype(np.float32)
+    gq, _, _ = compiled["scaled_dot_product_attention_grad"](gy, q, k, v, w, 0.5, True)
+    assert np.all(np.isfinite(gq[:, :9]))  # queries 0..8 (their gradients) never touch key 9
+    # and they are what attention over keys 0..8 alone gives
+    o2, w2 = numpy_only["scaled_dot_product_attention"](q[:, :9], k[:, :9], v[:, :9], 0.5, True)
+    np.testing.assert_allclose(out[:, :9], o2, rtol=1e-5, atol=1e-6)
+    g2 = numpy_only["scaled_dot_product_attention_grad"](gy[:, :9], q[:, :9], k[:, :9], v[:, :9], w2, 0.5)
+    np.testing.assert_allclose(gq[:, :9], g2[0], rtol=1e-4, atol=1e-5)
+
+
 def test_cross_entropy_matches_the_numpy_kernels(kernels):
     compiled, numpy_only = kernels
     rng = np.random.default_rng(6)
@@ -190,7 +256,13 @@ def test_avx2_and_plain_loops_give_the_same_bits(kernels):
             y, mean, rstd = compiled["layer_norm"](x2, w, w, 1e-5)
             q = x2[:200].reshape(2, 4, 25, 61)
             o, att = compiled["scaled_dot_product_attention"](q, q, q, 0.3, True)
-            return [
+            qf = x2[:, :48].reshape(-1)[: 2 * 27 * 16 * 3].reshape(2, 3, 27, 16)  # the compiled attention: 8 | E, S
+            kf = qf[:, :, :24]
+            fused = []
+            for causal in (False, True):
+                of, af = compiled["scaled_dot_product_attention"](qf, kf, kf, 0.3, causal)
+                fused += [of, af, *compiled["scaled_dot_product_attention_grad"](of, qf, kf, kf, af, 0.3, causal)]
+            return [*fused,
                 compiled["gelu"](x, "none"), compiled["gelu_grad"](g, x, "none"), compiled["softmax"](x2, 1),
                 compiled["log_softmax"](x2, 1), y, mean, rstd, *compiled["layer_norm_grad"](x2, x2, mean, rstd, w),
                 o, att, *compiled["scaled_dot_product_attention_grad"](o, q, q, q, att, 0.3),

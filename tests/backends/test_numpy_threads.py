@@ -236,8 +236,8 @@ def test_row_and_element_kernels_are_bit_identical_split(split_everything, numpy
             [a.ravel() for a in k["scaled_dot_product_attention"](q, kk, v, 0.35, causal)]
         )
         g = rng.standard_normal(out.shape).astype(np.float32)
-        checks[f"sdpa_grad {causal}"] = lambda g=g, att=att: np.concatenate(
-            [a.ravel() for a in k["scaled_dot_product_attention_grad"](g, q, kk, v, att, 0.35)]
+        checks[f"sdpa_grad {causal}"] = lambda g=g, att=att, causal=causal: np.concatenate(
+            [a.ravel() for a in k["scaled_dot_product_attention_grad"](g, q, kk, v, att, 0.35, causal)]
         )
     xp = rng.integers(-2, 3, (7, 3, 9, 8)).astype(np.float32)  # ties inside tiles, a remainder row
     checks["max_pool_tiles"] = lambda: k["max_pool_tiles"](xp, (2, 2), (4, 4))

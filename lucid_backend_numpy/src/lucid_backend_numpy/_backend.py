@@ -788,9 +788,58 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         """Heads per slice unit so that every slice starts at a multiple of ``ROWS`` rows of scores."""
         return ROWS // math.gcd(length, ROWS)
 
+    def fused_heads(causal: bool, *xs: Any) -> tuple[Any, ...] | None:
+        """(q, k, v) or (gy, w, q, k, v): (..., L, E) float32 arrays with the same leading axes, shapes that fit
+        one another, as C-contiguous (H, L, E) stacks for the compiled
+        attention (``_ckernels.c``: E, Ev and S multiples of 8), or None where BLAS's products are as fast
+        (measured, benchmarks/RESULTS.md: head dimensions above 32, or above 16 without a causal mask)."""
+        q, k, v = xs[-3:]
+        lead = q.shape[:-2]
+        (length, e), (source, ev) = q.shape[-2:], v.shape[-2:]
+        given = {"gy": (length, ev), "w": (length, source), "k": (source, e)}  # what the C loops will read
+        if not (
+            native is not None
+            and all(x.dtype == np.float32 for x in xs)
+            and max(e, ev) <= (32 if causal else 16)
+            and q.ndim >= 3
+            and all(x.shape[:-2] == lead for x in xs)
+            and k.shape[-2:] == given["k"]
+            and (len(xs) == 3 or (xs[0].shape[-2:] == given["gy"] and xs[1].shape[-2:] == given["w"]))
+            and q.shape[-1] % 8 == 0
+            and v.shape[-1] % 8 == 0
+            and k.shape[-2] % 8 == 0
+            and q.size > 0
+            and k.size > 0
+        ):
+            return None
+        return tuple(np.ascontiguousarray(x).reshape(-1, *x.shape[-2:]) for x in xs)
+
+    def sdpa_fused(q3: Any, k3: Any, v3: Any, scale: float, causal: bool) -> tuple[Any, Any]:
+        """Every head's product, softmax and weighted sum in one compiled call per slice of heads."""
+        h, length, e = q3.shape
+        source, ev = k3.shape[1], v3.shape[2]
+        out = np.empty((h, length, ev), dtype=np.float32)
+        w = np.empty((h, length, source), dtype=np.float32)
+
+        def part(lo: int, hi: int) -> None:
+            scratch = np.empty(e * (source + 4), dtype=np.float32)
+            native.lucid_attention_f32(
+                _ptr(q3, lo * length * e), _ptr(k3, lo * source * e), _ptr(v3, lo * source * ev),
+                _ptr(out, lo * length * ev), _ptr(w, lo * length * source), _ptr(scratch),
+                hi - lo, length, source, e, ev, scale, bool(causal),
+            )  # fmt: skip
+
+        parallel_batches(part, h, h * length * source)
+        return out, w
+
     def sdpa(q: Any, k: Any, v: Any, scale: float, causal: bool) -> tuple[Any, Any]:
         if q.dtype.kind != "f" or q.size == 0 or k.size == 0:
             return KERNELS["scaled_dot_product_attention"].default(fallback, q, k, v, scale, causal)
+        fused = fused_heads(causal, q, k, v)
+        if fused is not None:
+            out, w = sdpa_fused(*fused, scale, causal)
+            lead = q.shape[:-2]
+            return out.reshape(*lead, *out.shape[1:]), w.reshape(*lead, *w.shape[1:])
         stacks = heads(q, v, k)  # the work is L x S per head: k last
         if stacks is None:  # one whole-stack call
             return sdpa_heads(q, k, v, scale, causal, None, None)
@@ -817,9 +866,33 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         w = softmax_rows(s.reshape(-1, s.shape[-1])).reshape(s.shape)
         return np.matmul(w, v, out=out), w
 
-    def sdpa_grad(gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float) -> tuple[Any, Any, Any]:
+    def sdpa_grad_fused(g3: Any, q3: Any, k3: Any, v3: Any, w3: Any, scale: float, causal: bool) -> tuple[Any, ...]:
+        """(gq, gk, gv) of ``sdpa_fused`` from its weights, one compiled call per slice of heads."""
+        h, length, e = q3.shape
+        source, ev = k3.shape[1], v3.shape[2]
+        grads = (np.empty_like(q3), np.empty_like(k3), np.empty_like(v3))
+        gq, gk, gv = grads
+
+        def part(lo: int, hi: int) -> None:
+            scratch = np.empty((ev + length) * source + 4 * ev, dtype=np.float32)
+            native.lucid_attention_grad_f32(
+                _ptr(g3, lo * length * ev), _ptr(q3, lo * length * e), _ptr(k3, lo * source * e),
+                _ptr(v3, lo * source * ev), _ptr(w3, lo * length * source), _ptr(gq, lo * length * e),
+                _ptr(gk, lo * source * e), _ptr(gv, lo * source * ev), _ptr(scratch),
+                hi - lo, length, source, e, ev, scale, bool(causal),
+            )  # fmt: skip
+
+        parallel_batches(part, h, h * length * source)  # as sdpa_grad_heads: GPT-sized ones stay whole
+        return grads
+
+    def sdpa_grad(gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float, causal: bool = False) -> tuple[Any, Any, Any]:
         if w.size == 0 or q.size == 0:
-            return KERNELS["scaled_dot_product_attention_grad"].default(fallback, gy, q, k, v, w, scale)
+            return KERNELS["scaled_dot_product_attention_grad"].default(fallback, gy, q, k, v, w, scale, causal)
+        fused = fused_heads(causal, gy, w, q, k, v)
+        if fused is not None:
+            g3, w3, q3, k3, v3 = fused
+            grads = sdpa_grad_fused(g3, q3, k3, v3, w3, scale, causal)
+            return tuple(a.reshape(x.shape) for a, x in zip(grads, (q, k, v)))
         stacks = heads(gy, q, k, v, w)  # the work is L x S per head: w last
         if stacks is None:
             return sdpa_grad_heads(gy, q, k, v, w, scale, None)

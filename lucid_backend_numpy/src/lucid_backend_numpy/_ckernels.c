@@ -222,6 +222,287 @@ LUCID_INLINE void softmax_causal_f32_body(float *restrict m, ptrdiff_t heads, pt
 LUCID_KERNEL(softmax_causal_f32, (float *m, ptrdiff_t heads, ptrdiff_t length, ptrdiff_t source),
              (m, heads, length, source))
 
+/* ---------------------------------------------------------------------------------------------------
+ * Attention, head by head: `heads` C-contiguous (L, E) queries, (S, E) keys, (S, Ev) values, E, Ev and S
+ * multiples of 8 (the caller checks). A head's products are too small for BLAS to pay (GPT's are
+ * 64 x 16 x 64: a call's packing costs what its arithmetic does), so they run here in tiles of 4 rows x 16
+ * columns held in registers. With `causal` (the top-left aligned mask) query i uses keys 0..i only: the
+ * masked scores, weights and their gradients are neither computed nor read (as PyTorch's flash attention on
+ * the CPU), which halves the work. Every output element is one sum in a fixed order (over the head
+ * dimension, or over keys or queries in order), so the bits do not depend on the vector width.
+ * ------------------------------------------------------------------------------------------------- */
+#if defined(__GNUC__) || defined(__clang__)
+typedef float v8 __attribute__((vector_size(32))); /* eight lanes: one AVX register, or two SSE ones */
+LUCID_INLINE v8 v8_zero(void) { return (v8){0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}; }
+LUCID_INLINE v8 v8_madd(v8 acc, float a, const float *restrict x) { /* acc + a x, rounded twice */
+    v8 t;
+    memcpy(&t, x, sizeof t);
+    return acc + (v8){a, a, a, a, a, a, a, a} * t;
+}
+LUCID_INLINE void v8_store(float *restrict p, v8 x) { memcpy(p, &x, sizeof x); }
+#else
+typedef struct {
+    float f[8];
+} v8; /* elsewhere (MSVC): the same arithmetic lane by lane */
+LUCID_INLINE v8 v8_zero(void) {
+    v8 r;
+    for (int t = 0; t < 8; t++)
+        r.f[t] = 0.0f;
+    return r;
+}
+LUCID_INLINE v8 v8_madd(v8 acc, float a, const float *restrict x) {
+    for (int t = 0; t < 8; t++)
+        acc.f[t] = acc.f[t] + a * x[t];
+    return acc;
+}
+LUCID_INLINE void v8_store(float *restrict p, v8 x) {
+    for (int t = 0; t < 8; t++)
+        p[t] = x.f[t];
+}
+#endif
+
+/* kt (E, S) = k (S, E) transposed, so that a row of scores is E passes over contiguous keys. */
+LUCID_INLINE void transpose_f32(const float *restrict k, float *restrict kt, ptrdiff_t s, ptrdiff_t e) {
+    for (ptrdiff_t j = 0; j < s; j++)
+        for (ptrdiff_t d = 0; d < e; d++)
+            kt[d * s + j] = k[j * e + d];
+}
+
+/* out[r, c] = sum_d (a[r, d] scale) bt[d, c] for rows r < rows (<= 4) and columns c < n rounded up to 8 (n <= s):
+ * a is (rows, e) with row stride lda, bt (e, s); terms added in order of d. Four rows at a time in named
+ * registers (an array indexed by a run-time row count would live in memory); fewer rows one at a time.
+ * `as` holds 4 e floats: the scaled rows of a. */
+LUCID_INLINE void tile_times_f32(const float *restrict a, ptrdiff_t lda, int rows, const float *restrict bt,
+                                 float *restrict out, ptrdiff_t ldo, ptrdiff_t n, ptrdiff_t s, ptrdiff_t e,
+                                 float scale, float *restrict as) {
+    for (int r = 0; r < rows; r++)
+        for (ptrdiff_t d = 0; d < e; d++)
+            as[r * e + d] = a[r * lda + d] * scale;
+    ptrdiff_t c = 0;
+    if (rows == 4) {
+        for (; c + 8 < n; c += 16) { /* two column blocks: eight sums in flight */
+            v8 x0 = v8_zero(), x1 = v8_zero(), x2 = v8_zero(), x3 = v8_zero();
+            v8 y0 = v8_zero(), y1 = v8_zero(), y2 = v8_zero(), y3 = v8_zero();
+            for (ptrdiff_t d = 0; d < e; d++) {
+                const float *restrict b = bt + d * s + c;
+                x0 = v8_madd(x0, as[d], b);
+                y0 = v8_madd(y0, as[d], b + 8);
+                x1 = v8_madd(x1, as[e + d], b);
+                y1 = v8_madd(y1, as[e + d], b + 8);
+                x2 = v8_madd(x2, as[2 * e + d], b);
+                y2 = v8_madd(y2, as[2 * e + d], b + 8);
+                x3 = v8_madd(x3, as[3 * e + d], b);
+                y3 = v8_madd(y3, as[3 * e + d], b + 8);
+            }
+            v8_store(out + c, x0);
+            v8_store(out + c + 8, y0);
+            v8_store(out + ldo + c, x1);
+            v8_store(out + ldo + c + 8, y1);
+            v8_store(out + 2 * ldo + c, x2);
+            v8_store(out + 2 * ldo + c + 8, y2);
+            v8_store(out + 3 * ldo + c, x3);
+            v8_store(out + 3 * ldo + c + 8, y3);
+        }
+    }
+    for (; c < n; c += 8)
+        for (int r = 0; r < rows; r++) {
+            v8 x = v8_zero();
+            for (ptrdiff_t d = 0; d < e; d++)
+                x = v8_madd(x, as[r * e + d], bt + d * s + c);
+            v8_store(out + r * ldo + c, x);
+        }
+}
+
+/* Softmax of row[0:valid] in place and zeros in row[valid:d], d a multiple of 8: softmax_row on whole blocks of
+ * eight, the last block's lanes past `valid` first set to -inf (exp gives them 0). Attention's causal rows
+ * are short, and softmax_row's scalar tail would cost as much as the rest; the tail's terms are added in
+ * lanes, so the bits are not softmax_row's. */
+LUCID_INLINE void softmax_row8(float *restrict row, ptrdiff_t valid, ptrdiff_t d) {
+    const ptrdiff_t end = (valid + 7) / 8 * 8;
+    for (ptrdiff_t j = valid; j < end; j++)
+        row[j] = -INFINITY;
+    softmax_row(row, end, d);
+}
+
+/* out[r, 0:e] = sum_{j < n_r} m[r, j] x[j, 0:e] for rows r < rows (<= 4), n_r = min(n0 + r, s) (causal) or n0:
+ * terms added in order of j; m has row stride ldm, x is (.., e). */
+LUCID_INLINE void tile_rows_f32(const float *restrict m, ptrdiff_t ldm, int rows, const float *restrict x,
+                                float *restrict out, ptrdiff_t n0, int causal, ptrdiff_t e, ptrdiff_t s) {
+    const ptrdiff_t nmax = causal && n0 + rows - 1 < s ? n0 + rows - 1 : causal ? s : n0;
+    ptrdiff_t c = 0;
+    if (rows == 4) {
+        for (; c + 16 <= e; c += 16) { /* eight sums in flight: an add waits for the one before it */
+            v8 x0 = v8_zero(), x1 = v8_zero(), x2 = v8_zero(), x3 = v8_zero();
+            v8 y0 = v8_zero(), y1 = v8_zero(), y2 = v8_zero(), y3 = v8_zero();
+            ptrdiff_t j = 0;
+            for (; j < n0; j++) { /* keys every row uses */
+                const float *restrict xj = x + j * e + c;
+                const float m0 = m[j], m1 = m[ldm + j], m2 = m[2 * ldm + j], m3 = m[3 * ldm + j];
+                x0 = v8_madd(x0, m0, xj);
+                y0 = v8_madd(y0, m0, xj + 8);
+                x1 = v8_madd(x1, m1, xj);
+                y1 = v8_madd(y1, m1, xj + 8);
+                x2 = v8_madd(x2, m2, xj);
+                y2 = v8_madd(y2, m2, xj + 8);
+                x3 = v8_madd(x3, m3, xj);
+                y3 = v8_madd(y3, m3, xj + 8);
+            }
+            for (; j < nmax; j++) { /* causal: key j belongs to rows r with j < n0 + r */
+                const float *restrict xj = x + j * e + c;
+                if (j < n0 + 1) {
+                    x1 = v8_madd(x1, m[ldm + j], xj);
+                    y1 = v8_madd(y1, m[ldm + j], xj + 8);
+                }
+                if (j < n0 + 2) {
+                    x2 = v8_madd(x2, m[2 * ldm + j], xj);
+                    y2 = v8_madd(y2, m[2 * ldm + j], xj + 8);
+                }
+                x3 = v8_madd(x3, m[3 * ldm + j], xj);
+                y3 = v8_madd(y3, m[3 * ldm + j], xj + 8);
+            }
+            v8_store(out + c, x0);
+            v8_store(out + c + 8, y0);
+            v8_store(out + e + c, x1);
+            v8_store(out + e + c + 8, y1);
+            v8_store(out + 2 * e + c, x2);
+            v8_store(out + 2 * e + c + 8, y2);
+            v8_store(out + 3 * e + c, x3);
+            v8_store(out + 3 * e + c + 8, y3);
+        }
+    }
+    for (; c < e; c += 8)
+        for (int r = 0; r < rows; r++) {
+            const ptrdiff_t nr = causal && n0 + r < s ? n0 + r : causal ? s : n0;
+            v8 acc = v8_zero();
+            for (ptrdiff_t j = 0; j < nr; j++)
+                acc = v8_madd(acc, m[r * ldm + j], x + j * e + c);
+            v8_store(out + r * e + c, acc);
+        }
+}
+
+/* out[j, 0:e] = sum_i m[i, j] x[i, 0:e] for keys j0 <= j < j0 + cols (cols <= 4), over queries i < l, or
+ * (causal) j <= i < l: the transposed product (w^T gy, ds^T q), terms added in order of i; m is (l, s). */
+LUCID_INLINE void tile_cols_f32(const float *restrict m, ptrdiff_t s, ptrdiff_t j0, int cols,
+                                const float *restrict x, float *restrict out, ptrdiff_t l, int causal,
+                                ptrdiff_t e) {
+    ptrdiff_t c = 0;
+    if (cols == 4) {
+        for (; c + 16 <= e; c += 16) {
+            v8 x0 = v8_zero(), x1 = v8_zero(), x2 = v8_zero(), x3 = v8_zero();
+            v8 y0 = v8_zero(), y1 = v8_zero(), y2 = v8_zero(), y3 = v8_zero();
+            ptrdiff_t i = causal ? j0 : 0;
+            for (; causal && i < j0 + 3 && i < l; i++) { /* queries j0 .. j0 + 2 use only some of the keys */
+                const float *restrict xi = x + i * e + c, *restrict mi = m + i * s + j0;
+                x0 = v8_madd(x0, mi[0], xi);
+                y0 = v8_madd(y0, mi[0], xi + 8);
+                if (i >= j0 + 1) {
+                    x1 = v8_madd(x1, mi[1], xi);
+                    y1 = v8_madd(y1, mi[1], xi + 8);
+                }
+                if (i >= j0 + 2) {
+                    x2 = v8_madd(x2, mi[2], xi);
+                    y2 = v8_madd(y2, mi[2], xi + 8);
+                }
+            }
+            for (; i < l; i++) {
+                const float *restrict xi = x + i * e + c, *restrict mi = m + i * s + j0;
+                x0 = v8_madd(x0, mi[0], xi);
+                y0 = v8_madd(y0, mi[0], xi + 8);
+                x1 = v8_madd(x1, mi[1], xi);
+                y1 = v8_madd(y1, mi[1], xi + 8);
+                x2 = v8_madd(x2, mi[2], xi);
+                y2 = v8_madd(y2, mi[2], xi + 8);
+                x3 = v8_madd(x3, mi[3], xi);
+                y3 = v8_madd(y3, mi[3], xi + 8);
+            }
+            v8_store(out + j0 * e + c, x0);
+            v8_store(out + j0 * e + c + 8, y0);
+            v8_store(out + (j0 + 1) * e + c, x1);
+            v8_store(out + (j0 + 1) * e + c + 8, y1);
+            v8_store(out + (j0 + 2) * e + c, x2);
+            v8_store(out + (j0 + 2) * e + c + 8, y2);
+            v8_store(out + (j0 + 3) * e + c, x3);
+            v8_store(out + (j0 + 3) * e + c + 8, y3);
+        }
+    }
+    for (; c < e; c += 8)
+        for (int r = 0; r < cols; r++) {
+            v8 acc = v8_zero();
+            for (ptrdiff_t i = causal ? j0 + r : 0; i < l; i++)
+                acc = v8_madd(acc, m[i * s + j0 + r], x + i * e + c);
+            v8_store(out + (j0 + r) * e + c, acc);
+        }
+}
+
+LUCID_INLINE ptrdiff_t valid_keys(ptrdiff_t i, ptrdiff_t s, int causal) { return causal && i + 1 < s ? i + 1 : s; }
+
+/* out (L, Ev) = softmax((q scale) k^T [masked]) v, and the weights w (L, S) (zeros where masked) for the
+ * gradient; scratch holds E * (S + 4) floats. The scale multiplies q (rounded), as the NumPy kernel does. */
+LUCID_INLINE void attention_f32_body(const float *restrict q, const float *restrict k, const float *restrict v,
+                                     float *restrict out, float *restrict w, float *restrict scratch, ptrdiff_t heads,
+                                     ptrdiff_t l, ptrdiff_t s, ptrdiff_t e, ptrdiff_t ev, float scale, int causal) {
+    for (ptrdiff_t h = 0; h < heads; h++) {
+        const float *restrict qh = q + h * l * e, *restrict vh = v + h * s * ev;
+        float *restrict wh = w + h * l * s, *restrict oh = out + h * l * ev;
+        transpose_f32(k + h * s * e, scratch, s, e);
+        for (ptrdiff_t i = 0; i < l; i += 4) {
+            const int rows = l - i < 4 ? (int)(l - i) : 4;
+            const ptrdiff_t n0 = valid_keys(i, s, causal);
+            tile_times_f32(qh + i * e, e, rows, scratch, wh + i * s, s, valid_keys(i + rows - 1, s, causal), s, e,
+                           scale, scratch + e * s);
+            for (int r = 0; r < rows; r++)
+                softmax_row8(wh + (i + r) * s, valid_keys(i + r, s, causal), s);
+            tile_rows_f32(wh + i * s, s, rows, vh, oh + i * ev, n0, causal && n0 < s, ev, s);
+        }
+    }
+}
+LUCID_KERNEL(attention_f32,
+             (const float *q, const float *k, const float *v, float *out, float *w, float *scratch, ptrdiff_t heads,
+              ptrdiff_t l, ptrdiff_t s, ptrdiff_t e, ptrdiff_t ev, float scale, int causal),
+             (q, k, v, out, w, scratch, heads, l, s, e, ev, scale, causal))
+
+/* (gq, gk, gv) of attention_f32 from its weights w: gv = w^T gy, dw = gy v^T, ds = (dw - sum(dw w)) w scale,
+ * gq = ds k, gk = ds^T q; scratch holds (Ev + L) * S + 4 Ev floats (v transposed, one head's ds). With `causal` the
+ * masked weights are skipped, as in the forward pass. */
+LUCID_INLINE void attention_grad_f32_body(const float *restrict gy, const float *restrict q, const float *restrict k,
+                                          const float *restrict v, const float *restrict w, float *restrict gq,
+                                          float *restrict gk, float *restrict gv, float *restrict scratch,
+                                          ptrdiff_t heads, ptrdiff_t l, ptrdiff_t s, ptrdiff_t e, ptrdiff_t ev,
+                                          float scale, int causal) {
+    float *restrict vt = scratch, *restrict ds = scratch + ev * s; /* then 4 Ev for tile_times */
+    for (ptrdiff_t h = 0; h < heads; h++) {
+        const float *restrict gyh = gy + h * l * ev, *restrict qh = q + h * l * e, *restrict kh = k + h * s * e;
+        const float *restrict wh = w + h * l * s;
+        float *restrict gqh = gq + h * l * e, *restrict gkh = gk + h * s * e, *restrict gvh = gv + h * s * ev;
+        transpose_f32(v + h * s * ev, vt, s, ev);
+        for (ptrdiff_t i = 0; i < l; i += 4) {
+            const int rows = l - i < 4 ? (int)(l - i) : 4;
+            tile_times_f32(gyh + i * ev, ev, rows, vt, ds + i * s, s, valid_keys(i + rows - 1, s, causal), s, ev,
+                           1.0f, ds + l * s);
+            for (int r = 0; r < rows; r++) {
+                const ptrdiff_t n = valid_keys(i + r, s, causal);
+                float *restrict dr = ds + (i + r) * s;
+                const float *restrict wr = wh + (i + r) * s;
+                const float t = dot_f32(dr, wr, n);
+                for (ptrdiff_t j = 0; j < n; j++)
+                    dr[j] = ((dr[j] - t) * wr[j]) * scale;
+            }
+            const ptrdiff_t n0 = valid_keys(i, s, causal);
+            tile_rows_f32(ds + i * s, s, rows, kh, gqh + i * e, n0, causal && n0 < s, e, s);
+        }
+        for (ptrdiff_t j = 0; j < s; j += 4) {
+            const int cols = s - j < 4 ? (int)(s - j) : 4;
+            tile_cols_f32(wh, s, j, cols, gyh, gvh, l, causal, ev);
+            tile_cols_f32(ds, s, j, cols, qh, gkh, l, causal, e);
+        }
+    }
+}
+LUCID_KERNEL(attention_grad_f32,
+             (const float *gy, const float *q, const float *k, const float *v, const float *w, float *gq, float *gk,
+              float *gv, float *scratch, ptrdiff_t heads, ptrdiff_t l, ptrdiff_t s, ptrdiff_t e, ptrdiff_t ev,
+              float scale, int causal),
+             (gy, q, k, v, w, gq, gk, gv, scratch, heads, l, s, e, ev, scale, causal))
+
 LUCID_INLINE void log_softmax_rows_f32_body(float *restrict m, ptrdiff_t n, ptrdiff_t d) {
     float buf[256];
     for (ptrdiff_t i = 0; i < n; i++) {

@@ -411,8 +411,10 @@ def _sdpa(device: Any, q: Any, k: Any, v: Any, scale: float, causal: bool) -> tu
     return xp.matmul(w, v), w
 
 
-def _sdpa_grad(device: Any, gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float) -> tuple[Any, Any, Any]:
-    xp = device.xp
+def _sdpa_grad(
+    device: Any, gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float, causal: bool = False
+) -> tuple[Any, Any, Any]:
+    xp = device.xp  # the masked weights are zeros: the full products need no mask
     gv = xp.matmul(xp.matrix_transpose(w), gy)
     dw = xp.matmul(gy, xp.matrix_transpose(v))
     ds = w * (dw - xp.sum(dw * w, axis=-1, keepdims=True)) * scale
@@ -628,8 +630,9 @@ KERNELS: dict[str, Kernel] = {
         ),
         Kernel(
             "scaled_dot_product_attention_grad",
-            "(gy, q, k, v, weights, scale: float) -> (array, array, array)",
-            "(gq, gk, gv) of ``scaled_dot_product_attention`` for output gradient ``gy``.",
+            "(gy, q, k, v, weights, scale: float, causal: bool = False) -> (array, array, array)",
+            "(gq, gk, gv) of ``scaled_dot_product_attention`` for output gradient ``gy``; ``causal`` as in the "
+            "forward call (a kernel may then skip the masked weights, which are zeros).",
             _sdpa_grad,
         ),
         Kernel(

@@ -84,7 +84,7 @@ class _Attention(lc.Function):
         q, k, v, scale, causal = ctx.inputs
         if not lc.is_grad_enabled():
             w = lc.asarray(ctx.weights, device=q.device)
-            gq, gk, gv = _AttentionGrad.apply(gy, q, k, v, w, scale)
+            gq, gk, gv = _AttentionGrad.apply(gy, q, k, v, w, scale, causal)
         else:
             gq, gk, gv = _attention_grads(gy, q, k, v, scale, causal)
         need = ctx.needs_input_grad
@@ -119,7 +119,8 @@ class _PackedAttention(lc.Function):
     def backward(ctx, gy):
         qkv, scale, causal = ctx.inputs
         if not lc.is_grad_enabled():
-            return _PackedAttentionGrad.apply(gy, qkv, lc.asarray(ctx.weights, device=qkv.device), scale), None, None
+            w = lc.asarray(ctx.weights, device=qkv.device)
+            return _PackedAttentionGrad.apply(gy, qkv, w, scale, causal), None, None
         return lc.stack(_attention_grads(gy, *lc.unstack(qkv), scale, causal)), None, None
 
 
@@ -130,9 +131,9 @@ class _PackedAttentionGrad(lc.Function):
     differentiable = False
 
     @staticmethod
-    def forward(ctx, gy, qkv, w, scale):
+    def forward(ctx, gy, qkv, w, scale, causal):
         grads = kernels.call(
-            ctx.device, "scaled_dot_product_attention_grad", gy, qkv[0, ...], qkv[1, ...], qkv[2, ...], w, scale
+            ctx.device, "scaled_dot_product_attention_grad", gy, qkv[0, ...], qkv[1, ...], qkv[2, ...], w, scale, causal
         )
         return ctx.xp.stack(grads)
 
@@ -144,8 +145,8 @@ class _AttentionGrad(lc.Function):
     differentiable = False
 
     @staticmethod
-    def forward(ctx, gy, q, k, v, w, scale):
-        return kernels.call(ctx.device, "scaled_dot_product_attention_grad", gy, q, k, v, w, scale)
+    def forward(ctx, gy, q, k, v, w, scale, causal):
+        return kernels.call(ctx.device, "scaled_dot_product_attention_grad", gy, q, k, v, w, scale, causal)
 
 
 def scaled_dot_product_attention(

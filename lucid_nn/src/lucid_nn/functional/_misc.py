@@ -34,7 +34,10 @@ class _Linear(lc.Function):
     @staticmethod
     def forward(ctx, x, weight, bias):
         y = ctx.xp.matmul(x, ctx.xp.permute_dims(weight, (1, 0)))
-        return y if bias is None else y + bias
+        if bias is None:
+            return y
+        write = ctx.device.backend.inplace  # the bias into the fresh product: one pass, no second array
+        return y if write is not None and write("add", y, bias, 1) else y + bias
 
     @staticmethod
     def backward(ctx, g):
