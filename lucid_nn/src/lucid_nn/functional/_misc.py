@@ -23,42 +23,58 @@ def _check(x: object, name: str) -> Tensor:
 
 # -- linear maps ------------------------------------------------------------------------------------
 class _Linear(lc.Function):
-    """x (N, in) @ weight.T + bias in one node; gradients come out in each input's own layout.
+    """x (..., in) @ weight.T + bias in one node; gradients come out in each input's own layout.
 
-    Through the generic ops the weight's gradient is ``(x.T @ g).T``, a transposed (Fortran-order)
-    array that then makes every optimizer update a strided loop; here it is ``g.T @ x``, C-ordered.
+    The leading axes are folded into one inside the node (one 2-D product, no Reshape nodes around it).
+    Through the generic ops the weight's gradient is ``(x.T @ g).T``, a transposed (Fortran-order) array
+    that then makes every optimizer update a strided loop; here it is ``g.T @ x``, C-ordered.
     """
 
     native = True
 
     @staticmethod
     def forward(ctx, x, weight, bias):
-        y = ctx.xp.matmul(x, ctx.xp.permute_dims(weight, (1, 0)))
-        if bias is None:
-            return y
-        write = ctx.device.backend.inplace  # the bias into the fresh product: one pass, no second array
-        return y if write is not None and write("add", y, bias, 1) else y + bias
+        xp = ctx.xp
+        x2 = x if x.ndim == 2 else xp.reshape(x, (-1, x.shape[-1]))
+        y = xp.matmul(x2, xp.permute_dims(weight, (1, 0)))
+        if bias is not None:
+            write = ctx.device.backend.inplace  # the bias into the fresh product: one pass, no second array
+            if write is None or not write("add", y, bias, 1):
+                y = y + bias
+        return y if x.ndim == 2 else xp.reshape(y, (*x.shape[:-1], weight.shape[0]))
 
     @staticmethod
     def backward(ctx, g):
         x, weight, bias = ctx.inputs
-        gx = lc.matmul(g, weight) if x.requires_grad else None
-        gw = lc.matmul(lc.matrix_transpose(g), x) if weight.requires_grad else None
-        gb = lc.sum(g, axis=0) if bias is not None and bias.requires_grad else None
+        g2 = g if g.ndim == 2 else lc.reshape(g, (-1, g.shape[-1]))
+        gx = gw = gb = None
+        if x.requires_grad:
+            gx = lc.matmul(g2, weight)
+            gx = gx if x.ndim == 2 else lc.reshape(gx, x.shape)
+        if weight.requires_grad:
+            x2 = x if x.ndim == 2 else lc.reshape(x, (-1, x.shape[-1]))
+            gw = lc.matmul(lc.matrix_transpose(g2), x2)
+        if bias is not None and bias.requires_grad:
+            gb = lc.sum(g2, axis=0)
         return gx, gw, gb
 
     @staticmethod
     def backward_raw(ctx, g):
-        # backward's calls on the backend's arrays (Matmul, PermuteDims and Sum run these), for real floats
+        # backward's calls on the backend's arrays (Matmul, PermuteDims, Reshape and Sum run these), for real floats
         x, weight, bias = ctx.inputs
         if g.dtype not in ctx.device.real_natives:
             return NotImplemented
         xp = ctx.xp
-        gx = xp.matmul(g, weight._data) if x._requires_grad else None
-        gw = xp.matmul(xp.permute_dims(g, (1, 0)), x._data) if weight._requires_grad else None
-        gb = None
+        g2 = g if g.ndim == 2 else xp.reshape(g, (-1, g.shape[-1]))
+        gx = gw = gb = None
+        if x._requires_grad:
+            gx = xp.matmul(g2, weight._data)
+            gx = gx if x.ndim == 2 else xp.reshape(gx, tuple(x._data.shape))
+        if weight._requires_grad:
+            x2 = x._data if x.ndim == 2 else xp.reshape(x._data, (-1, x.shape[-1]))
+            gw = xp.matmul(xp.permute_dims(g2, (1, 0)), x2)
         if bias is not None and bias._requires_grad:
-            gb = xp.sum(g, axis=(0,), keepdims=False, dtype=None)
+            gb = xp.sum(g2, axis=(0,), keepdims=False, dtype=None)
         return gx, gw, gb
 
 
@@ -79,9 +95,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     ):
         # one 2-D product over all leading axes: a batched (..., L, in) @ (in, out) runs one small GEMM per
         # batch entry forward and sums a (..., in, out) stack for the weight's gradient
-        x2 = x if x.ndim == 2 else lc.reshape(x, (-1, x.shape[-1]))
-        y = _Linear.apply(x2, weight, bias)
-        return y if x.ndim == 2 else lc.reshape(y, (*x.shape[:-1], weight.shape[0]))
+        return _Linear.apply(x, weight, bias)
     y = lc.matmul(x, lc.matrix_transpose(weight)) if weight.ndim == 2 else lc.matmul(x, weight)
     return y if bias is None else y + bias
 
