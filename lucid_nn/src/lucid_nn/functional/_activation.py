@@ -118,6 +118,11 @@ class _Gelu(Function):
             d = 0.5 * (1.0 + lc.erf(x * _SQRT1_2)) + x * lc.exp(-0.5 * x * x) * _INV_SQRT_2PI
         return gy * d, None
 
+    @staticmethod
+    def backward_raw(ctx, gy):
+        x, approximate = ctx.inputs
+        return kernels.call(ctx.device, "gelu_grad", gy, x._data, approximate), None
+
 
 class _GeluGrad(Function):
     """``gy`` times GELU's derivative (the ``gelu_grad`` kernel), where no graph is kept."""

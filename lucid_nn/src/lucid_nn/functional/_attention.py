@@ -90,6 +90,14 @@ class _Attention(lc.Function):
         need = ctx.needs_input_grad
         return (gq if need[0] else None), (gk if need[1] else None), (gv if need[2] else None), None, None
 
+    @staticmethod
+    def backward_raw(ctx, gy):
+        q, k, v, scale, causal = ctx.inputs
+        grads = kernels.call(
+            ctx.device, "scaled_dot_product_attention_grad", gy, q._data, k._data, v._data, ctx.weights, scale, causal
+        )
+        return (*(g if x._requires_grad else None for g, x in zip(grads, (q, k, v))), None, None)
+
 
 def _attention_grads(gy: Tensor, q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool) -> tuple[Tensor, ...]:
     """(gq, gk, gv) of attention in Lucid ops, the weights recomputed: differentiable again (create_graph)."""
@@ -122,6 +130,16 @@ class _PackedAttention(lc.Function):
             w = lc.asarray(ctx.weights, device=qkv.device)
             return _PackedAttentionGrad.apply(gy, qkv, w, scale, causal), None, None
         return lc.stack(_attention_grads(gy, *lc.unstack(qkv), scale, causal)), None, None
+
+    @staticmethod
+    def backward_raw(ctx, gy):
+        qkv, scale, causal = ctx.inputs
+        a = qkv._data
+        grads = kernels.call(
+            ctx.device, "scaled_dot_product_attention_grad", gy, a[0, ...], a[1, ...], a[2, ...], ctx.weights, scale,
+            causal,
+        )  # fmt: skip
+        return ctx.xp.stack(grads), None, None
 
 
 class _PackedAttentionGrad(lc.Function):

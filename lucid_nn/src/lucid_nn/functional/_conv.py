@@ -88,6 +88,24 @@ class _Conv(lc.Function):
         gw = _ConvWeightGrad.apply(x, gy, tuple(w.shape[2:]), stride, dilation, pads, groups) if need_w else None
         return gx, gw, None, None, None, None
 
+    @staticmethod
+    def backward_raw(ctx, gy):
+        x, w, stride, dilation, pads, groups = ctx.inputs
+        return (*_conv_grads_raw(ctx, gy, x, w, stride, dilation, pads, groups), None, None, None, None)
+
+
+def _conv_grads_raw(ctx: Any, gy: Any, x: Tensor, w: Tensor, *geometry: Any) -> tuple[Any, Any]:
+    """(gx, gw) of a convolution on the backend's arrays: the two kernels ``_ConvInputGrad`` and
+    ``_ConvWeightGrad`` run (first-order backward, no graph kept)."""
+    stride, dilation, pads, groups = geometry
+    dev = ctx.device
+    gx = gw = None
+    if x._requires_grad:
+        gx = kernels.call(dev, "conv_input_grad", gy, w._data, tuple(x.shape[2:]), stride, dilation, pads, groups)
+    if w._requires_grad:
+        gw = kernels.call(dev, "conv_weight_grad", x._data, gy, tuple(w.shape[2:]), stride, dilation, pads, groups)
+    return gx, gw
+
 
 class _ConvInputGrad(lc.Function):
     """d<gy, B(x, w)>/dx for an input of spatial ``size``: the ``conv_input_grad`` kernel."""
@@ -142,6 +160,13 @@ class _ConvBias(lc.Function):
         gx = _ConvInputGrad.apply(gy, w, tuple(x.shape[2:]), stride, dilation, pads, groups) if need_x else None
         gw = _ConvWeightGrad.apply(x, gy, tuple(w.shape[2:]), stride, dilation, pads, groups) if need_w else None
         gb = _ChannelSum.apply(gy) if need_b else None
+        return gx, gw, gb, None, None, None, None
+
+    @staticmethod
+    def backward_raw(ctx, gy):
+        x, w, b, stride, dilation, pads, groups = ctx.inputs
+        gx, gw = _conv_grads_raw(ctx, gy, x, w, stride, dilation, pads, groups)
+        gb = kernels.call(ctx.device, "channel_sum", gy) if b._requires_grad else None
         return gx, gw, gb, None, None, None, None
 
 

@@ -205,6 +205,15 @@ class _IndexCrossEntropy(lc.Function):
             gl = gl + v * (smoothing / c)
         return gl - lc.exp(logp) * lc.sum(gl, axis=1, keepdims=True), None, None, None, None
 
+    @staticmethod
+    def backward_raw(ctx, gy):
+        x, target, ignore_index, _, smoothing = ctx.inputs
+        xp = ctx.xp
+        g = gy if ctx.denom is None else gy / ctx.denom
+        g = xp.broadcast_to(g, (x.shape[0],)) * ctx.w  # each row's gradient, as backward
+        gx = kernels.call(ctx.device, "cross_entropy_grad", g, ctx.logp, target._data, ignore_index, smoothing)
+        return gx, None, None, None, None
+
 
 class _IndexCrossEntropyGrad(lc.Function):
     """The (N, C) gradient of the row losses (the ``cross_entropy_grad`` kernel), where no graph is kept."""

@@ -425,6 +425,15 @@ class _LayerNorm(lc.Function):
         )
         return gx, gw if need_w else None, gb if need_b else None, None
 
+    @staticmethod
+    def backward_raw(ctx, gy):
+        x, weight, bias, _ = ctx.inputs
+        w = None if weight is None else weight._data
+        gx, gw, gb = kernels.call(ctx.device, "layer_norm_grad", gy, x._data, ctx.mean, ctx.rstd, w)
+        need_w = weight is not None and weight._requires_grad
+        need_b = bias is not None and bias._requires_grad
+        return (gx if x._requires_grad else None), gw if need_w else None, gb if need_b else None, None
+
 
 class _LayerNormGrad(lc.Function):
     """First-order gradients of ``_LayerNorm`` (the ``layer_norm_grad`` kernel), used where no graph is kept."""

@@ -101,6 +101,11 @@ class _TileMax(lc.Function):
         x, k, out = ctx.inputs
         return _TileMaxGrad.apply(gy, x, ctx.output(), k, out), None, None
 
+    @staticmethod
+    def backward_raw(ctx, gy):
+        x, k, out = ctx.inputs
+        return kernels.call(ctx.device, "max_pool_tiles_grad", gy, x._data, ctx.output()._data, k, out), None, None
+
 
 class _TileMaxGrad(lc.Function):
     """``gy`` routed to each tile's maxima of ``x`` (shared among ties): the ``max_pool_tiles_grad`` kernel.
