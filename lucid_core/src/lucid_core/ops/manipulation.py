@@ -121,7 +121,7 @@ def swapaxes(x: Tensor, axis0: int, axis1: int) -> Tensor:
     b = _h.normalize_axis(axis1, x.ndim, "swapaxes")
     axes = list(range(x.ndim))
     axes[a], axes[b] = axes[b], axes[a]
-    return permute_dims(x, axes)
+    return PermuteDims.apply(x, tuple(axes))  # a permutation by construction: no second check
 
 
 def matrix_transpose(x: Tensor, /) -> Tensor:

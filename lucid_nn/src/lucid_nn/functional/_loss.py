@@ -166,9 +166,11 @@ class _IndexCrossEntropy(lc.Function):
         xp = ctx.xp
         c = x.shape[1]
         if target.shape[0]:
-            valid = target != ignore_index
-            safe = xp.where(valid, target, xp.zeros_like(target))
-            lo, hi = int(xp.min(safe)), int(xp.max(safe))
+            lo, hi = int(xp.min(target)), int(xp.max(target))
+            if (lo < 0 or hi >= c) and (lo == ignore_index or hi == ignore_index):  # without the ignored rows
+                valid = target != ignore_index
+                safe = xp.where(valid, target, xp.zeros_like(target))
+                lo, hi = int(xp.min(safe)), int(xp.max(safe))
             if lo < 0 or hi >= c:
                 raise IndexError(
                     f"cross_entropy: target values must be in [0, {c}) or ignore_index ({ignore_index}), "
