@@ -232,14 +232,18 @@ LUCID_KERNEL(softmax_causal_f32, (float *m, ptrdiff_t heads, ptrdiff_t length, p
  * dimension, or over keys or queries in order), so the bits do not depend on the vector width.
  * ------------------------------------------------------------------------------------------------- */
 #if defined(__GNUC__) || defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__)
+/* these helpers are always inlined, so the vector-return ABI GCC warns about is never used */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 typedef float v8 __attribute__((vector_size(32))); /* eight lanes: one AVX register, or two SSE ones */
 LUCID_INLINE v8 v8_zero(void) { return (v8){0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}; }
-LUCID_INLINE v8 v8_madd(v8 acc, float a, const float *restrict x) { /* acc + a x, rounded twice */
+LUCID_INLINE void v8_madd(v8 *acc, float a, const float *restrict x) { /* acc += a x, rounded twice */
     v8 t;
     memcpy(&t, x, sizeof t);
-    return acc + (v8){a, a, a, a, a, a, a, a} * t;
+    *acc = *acc + (v8){a, a, a, a, a, a, a, a} * t;
 }
-LUCID_INLINE void v8_store(float *restrict p, v8 x) { memcpy(p, &x, sizeof x); }
+LUCID_INLINE void v8_store(float *restrict p, const v8 *x) { memcpy(p, x, sizeof *x); }
 #else
 typedef struct {
     float f[8];
@@ -250,14 +254,13 @@ LUCID_INLINE v8 v8_zero(void) {
         r.f[t] = 0.0f;
     return r;
 }
-LUCID_INLINE v8 v8_madd(v8 acc, float a, const float *restrict x) {
+LUCID_INLINE void v8_madd(v8 *acc, float a, const float *restrict x) {
     for (int t = 0; t < 8; t++)
-        acc.f[t] = acc.f[t] + a * x[t];
-    return acc;
+        acc->f[t] = acc->f[t] + a * x[t];
 }
-LUCID_INLINE void v8_store(float *restrict p, v8 x) {
+LUCID_INLINE void v8_store(float *restrict p, const v8 *x) {
     for (int t = 0; t < 8; t++)
-        p[t] = x.f[t];
+        p[t] = x->f[t];
 }
 #endif
 
@@ -285,31 +288,31 @@ LUCID_INLINE void tile_times_f32(const float *restrict a, ptrdiff_t lda, int row
             v8 y0 = v8_zero(), y1 = v8_zero(), y2 = v8_zero(), y3 = v8_zero();
             for (ptrdiff_t d = 0; d < e; d++) {
                 const float *restrict b = bt + d * s + c;
-                x0 = v8_madd(x0, as[d], b);
-                y0 = v8_madd(y0, as[d], b + 8);
-                x1 = v8_madd(x1, as[e + d], b);
-                y1 = v8_madd(y1, as[e + d], b + 8);
-                x2 = v8_madd(x2, as[2 * e + d], b);
-                y2 = v8_madd(y2, as[2 * e + d], b + 8);
-                x3 = v8_madd(x3, as[3 * e + d], b);
-                y3 = v8_madd(y3, as[3 * e + d], b + 8);
+                v8_madd(&x0, as[d], b);
+                v8_madd(&y0, as[d], b + 8);
+                v8_madd(&x1, as[e + d], b);
+                v8_madd(&y1, as[e + d], b + 8);
+                v8_madd(&x2, as[2 * e + d], b);
+                v8_madd(&y2, as[2 * e + d], b + 8);
+                v8_madd(&x3, as[3 * e + d], b);
+                v8_madd(&y3, as[3 * e + d], b + 8);
             }
-            v8_store(out + c, x0);
-            v8_store(out + c + 8, y0);
-            v8_store(out + ldo + c, x1);
-            v8_store(out + ldo + c + 8, y1);
-            v8_store(out + 2 * ldo + c, x2);
-            v8_store(out + 2 * ldo + c + 8, y2);
-            v8_store(out + 3 * ldo + c, x3);
-            v8_store(out + 3 * ldo + c + 8, y3);
+            v8_store(out + c, &x0);
+            v8_store(out + c + 8, &y0);
+            v8_store(out + ldo + c, &x1);
+            v8_store(out + ldo + c + 8, &y1);
+            v8_store(out + 2 * ldo + c, &x2);
+            v8_store(out + 2 * ldo + c + 8, &y2);
+            v8_store(out + 3 * ldo + c, &x3);
+            v8_store(out + 3 * ldo + c + 8, &y3);
         }
     }
     for (; c < n; c += 8)
         for (int r = 0; r < rows; r++) {
             v8 x = v8_zero();
             for (ptrdiff_t d = 0; d < e; d++)
-                x = v8_madd(x, as[r * e + d], bt + d * s + c);
-            v8_store(out + r * ldo + c, x);
+                v8_madd(&x, as[r * e + d], bt + d * s + c);
+            v8_store(out + r * ldo + c, &x);
         }
 }
 
@@ -338,36 +341,36 @@ LUCID_INLINE void tile_rows_f32(const float *restrict m, ptrdiff_t ldm, int rows
             for (; j < n0; j++) { /* keys every row uses */
                 const float *restrict xj = x + j * e + c;
                 const float m0 = m[j], m1 = m[ldm + j], m2 = m[2 * ldm + j], m3 = m[3 * ldm + j];
-                x0 = v8_madd(x0, m0, xj);
-                y0 = v8_madd(y0, m0, xj + 8);
-                x1 = v8_madd(x1, m1, xj);
-                y1 = v8_madd(y1, m1, xj + 8);
-                x2 = v8_madd(x2, m2, xj);
-                y2 = v8_madd(y2, m2, xj + 8);
-                x3 = v8_madd(x3, m3, xj);
-                y3 = v8_madd(y3, m3, xj + 8);
+                v8_madd(&x0, m0, xj);
+                v8_madd(&y0, m0, xj + 8);
+                v8_madd(&x1, m1, xj);
+                v8_madd(&y1, m1, xj + 8);
+                v8_madd(&x2, m2, xj);
+                v8_madd(&y2, m2, xj + 8);
+                v8_madd(&x3, m3, xj);
+                v8_madd(&y3, m3, xj + 8);
             }
             for (; j < nmax; j++) { /* causal: key j belongs to rows r with j < n0 + r */
                 const float *restrict xj = x + j * e + c;
                 if (j < n0 + 1) {
-                    x1 = v8_madd(x1, m[ldm + j], xj);
-                    y1 = v8_madd(y1, m[ldm + j], xj + 8);
+                    v8_madd(&x1, m[ldm + j], xj);
+                    v8_madd(&y1, m[ldm + j], xj + 8);
                 }
                 if (j < n0 + 2) {
-                    x2 = v8_madd(x2, m[2 * ldm + j], xj);
-                    y2 = v8_madd(y2, m[2 * ldm + j], xj + 8);
+                    v8_madd(&x2, m[2 * ldm + j], xj);
+                    v8_madd(&y2, m[2 * ldm + j], xj + 8);
                 }
-                x3 = v8_madd(x3, m[3 * ldm + j], xj);
-                y3 = v8_madd(y3, m[3 * ldm + j], xj + 8);
+                v8_madd(&x3, m[3 * ldm + j], xj);
+                v8_madd(&y3, m[3 * ldm + j], xj + 8);
             }
-            v8_store(out + c, x0);
-            v8_store(out + c + 8, y0);
-            v8_store(out + e + c, x1);
-            v8_store(out + e + c + 8, y1);
-            v8_store(out + 2 * e + c, x2);
-            v8_store(out + 2 * e + c + 8, y2);
-            v8_store(out + 3 * e + c, x3);
-            v8_store(out + 3 * e + c + 8, y3);
+            v8_store(out + c, &x0);
+            v8_store(out + c + 8, &y0);
+            v8_store(out + e + c, &x1);
+            v8_store(out + e + c + 8, &y1);
+            v8_store(out + 2 * e + c, &x2);
+            v8_store(out + 2 * e + c + 8, &y2);
+            v8_store(out + 3 * e + c, &x3);
+            v8_store(out + 3 * e + c + 8, &y3);
         }
     }
     for (; c < e; c += 8)
@@ -375,8 +378,8 @@ LUCID_INLINE void tile_rows_f32(const float *restrict m, ptrdiff_t ldm, int rows
             const ptrdiff_t nr = causal && n0 + r < s ? n0 + r : causal ? s : n0;
             v8 acc = v8_zero();
             for (ptrdiff_t j = 0; j < nr; j++)
-                acc = v8_madd(acc, m[r * ldm + j], x + j * e + c);
-            v8_store(out + r * e + c, acc);
+                v8_madd(&acc, m[r * ldm + j], x + j * e + c);
+            v8_store(out + r * e + c, &acc);
         }
 }
 
@@ -393,44 +396,44 @@ LUCID_INLINE void tile_cols_f32(const float *restrict m, ptrdiff_t s, ptrdiff_t 
             ptrdiff_t i = causal ? j0 : 0;
             for (; causal && i < j0 + 3 && i < l; i++) { /* queries j0 .. j0 + 2 use only some of the keys */
                 const float *restrict xi = x + i * e + c, *restrict mi = m + i * s + j0;
-                x0 = v8_madd(x0, mi[0], xi);
-                y0 = v8_madd(y0, mi[0], xi + 8);
+                v8_madd(&x0, mi[0], xi);
+                v8_madd(&y0, mi[0], xi + 8);
                 if (i >= j0 + 1) {
-                    x1 = v8_madd(x1, mi[1], xi);
-                    y1 = v8_madd(y1, mi[1], xi + 8);
+                    v8_madd(&x1, mi[1], xi);
+                    v8_madd(&y1, mi[1], xi + 8);
                 }
                 if (i >= j0 + 2) {
-                    x2 = v8_madd(x2, mi[2], xi);
-                    y2 = v8_madd(y2, mi[2], xi + 8);
+                    v8_madd(&x2, mi[2], xi);
+                    v8_madd(&y2, mi[2], xi + 8);
                 }
             }
             for (; i < l; i++) {
                 const float *restrict xi = x + i * e + c, *restrict mi = m + i * s + j0;
-                x0 = v8_madd(x0, mi[0], xi);
-                y0 = v8_madd(y0, mi[0], xi + 8);
-                x1 = v8_madd(x1, mi[1], xi);
-                y1 = v8_madd(y1, mi[1], xi + 8);
-                x2 = v8_madd(x2, mi[2], xi);
-                y2 = v8_madd(y2, mi[2], xi + 8);
-                x3 = v8_madd(x3, mi[3], xi);
-                y3 = v8_madd(y3, mi[3], xi + 8);
+                v8_madd(&x0, mi[0], xi);
+                v8_madd(&y0, mi[0], xi + 8);
+                v8_madd(&x1, mi[1], xi);
+                v8_madd(&y1, mi[1], xi + 8);
+                v8_madd(&x2, mi[2], xi);
+                v8_madd(&y2, mi[2], xi + 8);
+                v8_madd(&x3, mi[3], xi);
+                v8_madd(&y3, mi[3], xi + 8);
             }
-            v8_store(out + j0 * e + c, x0);
-            v8_store(out + j0 * e + c + 8, y0);
-            v8_store(out + (j0 + 1) * e + c, x1);
-            v8_store(out + (j0 + 1) * e + c + 8, y1);
-            v8_store(out + (j0 + 2) * e + c, x2);
-            v8_store(out + (j0 + 2) * e + c + 8, y2);
-            v8_store(out + (j0 + 3) * e + c, x3);
-            v8_store(out + (j0 + 3) * e + c + 8, y3);
+            v8_store(out + j0 * e + c, &x0);
+            v8_store(out + j0 * e + c + 8, &y0);
+            v8_store(out + (j0 + 1) * e + c, &x1);
+            v8_store(out + (j0 + 1) * e + c + 8, &y1);
+            v8_store(out + (j0 + 2) * e + c, &x2);
+            v8_store(out + (j0 + 2) * e + c + 8, &y2);
+            v8_store(out + (j0 + 3) * e + c, &x3);
+            v8_store(out + (j0 + 3) * e + c + 8, &y3);
         }
     }
     for (; c < e; c += 8)
         for (int r = 0; r < cols; r++) {
             v8 acc = v8_zero();
             for (ptrdiff_t i = causal ? j0 + r : 0; i < l; i++)
-                acc = v8_madd(acc, m[i * s + j0 + r], x + i * e + c);
-            v8_store(out + (j0 + r) * e + c, acc);
+                v8_madd(&acc, m[i * s + j0 + r], x + i * e + c);
+            v8_store(out + (j0 + r) * e + c, &acc);
         }
 }
 
