@@ -264,6 +264,19 @@ LUCID_INLINE void v8_store(float *restrict p, const v8 *x) {
 }
 #endif
 
+/* A 4-row x 16-column tile of sums into out (row stride ld): rows x0..x3 (columns 0-7) and y0..y3 (8-15). */
+LUCID_INLINE void store_tile_f32(float *restrict out, ptrdiff_t ld, const v8 *x0, const v8 *x1, const v8 *x2,
+                                 const v8 *x3, const v8 *y0, const v8 *y1, const v8 *y2, const v8 *y3) {
+    v8_store(out, x0);
+    v8_store(out + 8, y0);
+    v8_store(out + ld, x1);
+    v8_store(out + ld + 8, y1);
+    v8_store(out + 2 * ld, x2);
+    v8_store(out + 2 * ld + 8, y2);
+    v8_store(out + 3 * ld, x3);
+    v8_store(out + 3 * ld + 8, y3);
+}
+
 /* kt (E, S) = k (S, E) transposed, so that a row of scores is E passes over contiguous keys. */
 LUCID_INLINE void transpose_f32(const float *restrict k, float *restrict kt, ptrdiff_t s, ptrdiff_t e) {
     for (ptrdiff_t j = 0; j < s; j++)
@@ -297,14 +310,7 @@ LUCID_INLINE void tile_times_f32(const float *restrict a, ptrdiff_t lda, int row
                 v8_madd(&x3, as[3 * e + d], b);
                 v8_madd(&y3, as[3 * e + d], b + 8);
             }
-            v8_store(out + c, &x0);
-            v8_store(out + c + 8, &y0);
-            v8_store(out + ldo + c, &x1);
-            v8_store(out + ldo + c + 8, &y1);
-            v8_store(out + 2 * ldo + c, &x2);
-            v8_store(out + 2 * ldo + c + 8, &y2);
-            v8_store(out + 3 * ldo + c, &x3);
-            v8_store(out + 3 * ldo + c + 8, &y3);
+            store_tile_f32(out + c, ldo, &x0, &x1, &x2, &x3, &y0, &y1, &y2, &y3);
         }
     }
     for (; c < n; c += 8)
@@ -363,14 +369,7 @@ LUCID_INLINE void tile_rows_f32(const float *restrict m, ptrdiff_t ldm, int rows
                 v8_madd(&x3, m[3 * ldm + j], xj);
                 v8_madd(&y3, m[3 * ldm + j], xj + 8);
             }
-            v8_store(out + c, &x0);
-            v8_store(out + c + 8, &y0);
-            v8_store(out + e + c, &x1);
-            v8_store(out + e + c + 8, &y1);
-            v8_store(out + 2 * e + c, &x2);
-            v8_store(out + 2 * e + c + 8, &y2);
-            v8_store(out + 3 * e + c, &x3);
-            v8_store(out + 3 * e + c + 8, &y3);
+            store_tile_f32(out + c, e, &x0, &x1, &x2, &x3, &y0, &y1, &y2, &y3);
         }
     }
     for (; c < e; c += 8)
@@ -418,14 +417,7 @@ LUCID_INLINE void tile_cols_f32(const float *restrict m, ptrdiff_t s, ptrdiff_t 
                 v8_madd(&x3, mi[3], xi);
                 v8_madd(&y3, mi[3], xi + 8);
             }
-            v8_store(out + j0 * e + c, &x0);
-            v8_store(out + j0 * e + c + 8, &y0);
-            v8_store(out + (j0 + 1) * e + c, &x1);
-            v8_store(out + (j0 + 1) * e + c + 8, &y1);
-            v8_store(out + (j0 + 2) * e + c, &x2);
-            v8_store(out + (j0 + 2) * e + c + 8, &y2);
-            v8_store(out + (j0 + 3) * e + c, &x3);
-            v8_store(out + (j0 + 3) * e + c + 8, &y3);
+            store_tile_f32(out + j0 * e + c, e, &x0, &x1, &x2, &x3, &y0, &y1, &y2, &y3);
         }
     }
     for (; c < e; c += 8)
