@@ -373,3 +373,22 @@ def test_2d_conv_column_loops_are_the_numpy_kernels_bits(kernels, groups, cg, og
             assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes(), name
     finally:
         _cnn.GRID_BELOW = saved
+
+
+def test_address_is_numpys_pointer_and_refuses_what_a_kernel_would_misread():
+    """``_native.ptr`` (the extension's buffer-protocol ``address``): NumPy's own data pointer, plus the offset in
+    items; a strided view or an offset past the end raises instead of handing a kernel the wrong memory."""
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    assert _native.ptr(a) == a.ctypes.data
+    assert _native.ptr(a, 7) == a.ctypes.data + 7 * 4
+    assert _native.ptr(a, 24) == a.ctypes.data + 96  # one past the end: an empty slice's start
+    assert _native.ptr(None) is None
+    ro = np.ones(3, np.float32)
+    ro.flags.writeable = False
+    assert _native.ptr(ro) == ro.ctypes.data
+    with pytest.raises(ValueError):
+        _native.ptr(a[:, ::2])
+    with pytest.raises(IndexError, match="outside"):
+        _native.ptr(a, 25)
+    with pytest.raises(IndexError, match="outside"):
+        _native.ptr(a, -1)

@@ -227,7 +227,7 @@ def _kernels(np: Any) -> dict[str, Any]:
         index, flat = rows
         n = index.size
         if _compiled(native, np, z, flat) and index.dtype.itemsize == 8:  # the same additions, in one loop
-            native.lucid_index_add_rows_f32(_ptr(z), index.ctypes.data, _ptr(flat), n, flat.size // max(n, 1))
+            native.lucid_index_add_rows_f32(_ptr(z), _ptr(index), _ptr(flat), n, flat.size // max(n, 1))
             return z
         order = np.argsort(index, kind="stable")
         sorted_index = index[order]
@@ -669,8 +669,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
 
     def gelu32_native(flat: Any, g: Any, out: Any) -> None:
         """The same arithmetic in one compiled pass (``_ckernels.c``); slices over the pool, GIL released."""
-        xp, op, cp = flat.ctypes.data, out.ctypes.data, gelu_coefs.ctypes.data
-        gp = None if g is None else g.ctypes.data
+        xp, op, cp, gp = _ptr(flat), _ptr(out), _ptr(gelu_coefs), _ptr(g)
         size, inv = flat.itemsize, float(np.float32(_INV_SQRT_2PI))
 
         def part(lo: int, hi: int) -> None:

@@ -121,7 +121,7 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         if cgeo is not None:  # one compiled pass, positions as they are (no grid)
             per, per_cols = math.prod(x.shape[1:]), math.prod(cols.shape[1:])
             native.lucid_im2col2_f32(
-                ptr(x, lo * per), ptr(cols, lo * per_cols), m, c, *x.shape[2:], cgeo.ctypes.data, groups, cols.shape[2]
+                ptr(x, lo * per), ptr(cols, lo * per_cols), m, c, *x.shape[2:], ptr(cgeo), groups, cols.shape[2]
             )
             return
         cgk = c // groups * math.prod(kernel)
@@ -211,7 +211,7 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         cols = np.matmul(wt if wt.shape[0] > 1 else wt[0], gy[lo:hi])
         if cgeo is not None:  # one compiled pass into the unpadded z
             per = math.prod(z.shape[1:])
-            native.lucid_col2im2_f32(ptr(cols), ptr(z, lo * per), hi - lo, c, *z.shape[2:], cgeo.ctypes.data)
+            native.lucid_col2im2_f32(ptr(cols), ptr(z, lo * per), hi - lo, c, *z.shape[2:], ptr(cgeo))
             return
         if gout is None:
             col2im_rows(view_as(cols, (hi - lo, c, math.prod(kernel), *out)), geo, z, lo, hi)
