@@ -90,6 +90,7 @@ _address = _address_of()
 
 
 def ptr(a: Any, offset: int = 0) -> int | None:
-    """The address of element ``offset`` of a C-contiguous array's data (None for None); an array that is not
-    C-contiguous raises ValueError (a kernel reading it as if it were would compute the wrong numbers)."""
+    """The address of element ``offset`` of a C-contiguous array's data (None for None). Through the extension
+    (the only case in which kernels are called) an array that is not C-contiguous raises ValueError, and an
+    offset past the end IndexError: a kernel reading such memory would compute the wrong numbers."""
     return None if a is None else _address(a, offset)
