@@ -392,3 +392,19 @@ def test_address_is_numpys_pointer_and_refuses_what_a_kernel_would_misread():
         _native.ptr(a, 25)
     with pytest.raises(IndexError, match="outside"):
         _native.ptr(a, -1)
+
+
+def test_compiled_attention_takes_only_shapes_that_fit(kernels):
+    """The C loops read the shapes they are given: arrays that do not fit one another go to the NumPy path,
+    which names the mismatch, instead of reaching memory past an array's end."""
+    compiled, _ = kernels
+    rng = np.random.default_rng(12)
+    q = rng.standard_normal((2, 16, 8)).astype(np.float32)
+    kv = rng.standard_normal((2, 24, 8)).astype(np.float32)
+    out, w = compiled["scaled_dot_product_attention"](q, kv, kv, 0.5, True)
+    with pytest.raises(ValueError):
+        compiled["scaled_dot_product_attention"](q, kv[:, :, :4], kv, 0.5, True)  # k's head dimension
+    with pytest.raises(ValueError):  # an output gradient of the wrong width
+        compiled["scaled_dot_product_attention_grad"](np.ones((2, 16, 16), np.float32), q, kv, kv, w, 0.5, True)
+    with pytest.raises(ValueError):  # weights for other keys
+        compiled["scaled_dot_product_attention_grad"](out, q, kv, kv, w[:, :, :16], 0.5, True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -158,6 +159,13 @@ def test_loss_errors_name_the_problem(device):
         F.cross_entropy(x, lc.asarray([[0, 1]], device=device))
     with pytest.raises(IndexError, match="target values must be in \\[0, 3\\)"):
         F.cross_entropy(x, lc.asarray([0, 7], device=device))
+    x3 = lc.ones((3, 3), device=device)
+    # an ignored row's target is set aside (counted as class 0), so an out-of-range ignore_index is no error
+    with pytest.raises(IndexError, match="got \\[0, 5\\]"):
+        F.cross_entropy(x3, lc.asarray([-100, 5, 1], device=device))
+    with pytest.raises(IndexError, match="got \\[-2, 2\\]"):
+        F.cross_entropy(x3, lc.asarray([2, -2, 9], device=device), ignore_index=9)
+    assert F.cross_entropy(x3, lc.asarray([-100, 2, 1], device=device)).item() == pytest.approx(math.log(3))
     with pytest.raises(ValueError, match="weight should have one entry per class \\(3\\)"):
         F.cross_entropy(x, lc.asarray([0, 1], device=device), weight=lc.ones((2,), device=device))
     with pytest.raises(ValueError, match="should be between 0 and 1"):

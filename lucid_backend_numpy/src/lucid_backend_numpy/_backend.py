@@ -770,6 +770,10 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
             m = causal_cache[key] = np.where(keep, 0.0, -np.inf).astype(dtype)
         return m
 
+    def head_stacks(xs: tuple[Any, ...]) -> tuple[Any, ...]:
+        """(..., L, E) arrays with the same leading axes as C-contiguous (H, L, E) stacks of heads."""
+        return tuple(np.ascontiguousarray(x).reshape(-1, *x.shape[-2:]) for x in xs)
+
     def heads(*xs: Any) -> tuple[Any, ...] | None:
         """(..., L, E) arrays with the same leading axes as C-contiguous (H, L, E) stacks, to split over the
         pool; None when one call does (leading axes that broadcast, or too little work to split). NumPy's
@@ -781,37 +785,35 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         h = math.prod(lead)
         if _parallel.chunks(h, h * xs[-1].shape[-2] * xs[-1].shape[-1]) == 1:  # the last is k or w: (L or S) x S
             return None
-        return tuple(np.ascontiguousarray(x).reshape(-1, *x.shape[-2:]) for x in xs)
+        return head_stacks(xs)
 
     def head_align(length: int) -> int:
         """Heads per slice unit so that every slice starts at a multiple of ``ROWS`` rows of scores."""
         return ROWS // math.gcd(length, ROWS)
 
     def fused_heads(causal: bool, *xs: Any) -> tuple[Any, ...] | None:
-        """(q, k, v) or (gy, w, q, k, v): (..., L, E) float32 arrays with the same leading axes, shapes that fit
-        one another, as C-contiguous (H, L, E) stacks for the compiled
-        attention (``_ckernels.c``: E, Ev and S multiples of 8), or None where BLAS's products are as fast
-        (measured, benchmarks/RESULTS.md: head dimensions above 32, or above 16 without a causal mask)."""
+        """(q, k, v) or (gy, w, q, k, v) as C-contiguous (H, L, E) stacks for the compiled attention
+        (``_ckernels.c``), or None: it takes float32 with the same leading axes, shapes that fit one another
+        (the C loops read exactly those), E, Ev and S multiples of 8, and heads small enough that it beats
+        BLAS's products (measured, benchmarks/RESULTS.md: E, Ev <= 32 causal, <= 16 otherwise)."""
         q, k, v = xs[-3:]
         lead = q.shape[:-2]
         (length, e), (source, ev) = q.shape[-2:], v.shape[-2:]
-        given = {"gy": (length, ev), "w": (length, source), "k": (source, e)}  # what the C loops will read
         if not (
             native is not None
-            and all(x.dtype == np.float32 for x in xs)
-            and max(e, ev) <= (32 if causal else 16)
             and q.ndim >= 3
-            and all(x.shape[:-2] == lead for x in xs)
-            and k.shape[-2:] == given["k"]
-            and (len(xs) == 3 or (xs[0].shape[-2:] == given["gy"] and xs[1].shape[-2:] == given["w"]))
-            and q.shape[-1] % 8 == 0
-            and v.shape[-1] % 8 == 0
-            and k.shape[-2] % 8 == 0
             and q.size > 0
             and k.size > 0
+            and all(x.dtype == np.float32 and x.shape[:-2] == lead for x in xs)
+            and k.shape[-2:] == (source, e)
+            and (len(xs) == 3 or (xs[0].shape[-2:] == (length, ev) and xs[1].shape[-2:] == (length, source)))
+            and e % 8 == 0
+            and ev % 8 == 0
+            and source % 8 == 0
+            and max(e, ev) <= (32 if causal else 16)
         ):
             return None
-        return tuple(np.ascontiguousarray(x).reshape(-1, *x.shape[-2:]) for x in xs)
+        return head_stacks(xs)
 
     def sdpa_fused(q3: Any, k3: Any, v3: Any, scale: float, causal: bool) -> tuple[Any, Any]:
         """Every head's product, softmax and weighted sum in one compiled call per slice of heads."""

@@ -53,9 +53,9 @@ def load() -> Any:
         # x, cols, n, c, h, w, geometry (kh, kw, sh, sw, dh, dw, ph, pw, oh, ow as intp), groups, rows per group
         "lucid_im2col2_f32": [p, p, n, n, n, n, p, n, n],
         "lucid_col2im2_f32": [p, p, n, n, n, n, p],  # cols, z, n, c, h, w, geometry
-        # q, k, v, out, w, scratch (E * S), heads, L, S, E, Ev, scale, causal
+        # q, k, v, out, w, scratch (E * (S + 4)), heads, L, S, E, Ev, scale, causal
         "lucid_attention_f32": [p, p, p, p, p, p, n, n, n, n, n, f, ctypes.c_int],
-        # gy, q, k, v, w, gq, gk, gv, scratch ((Ev + 1) * S), heads, L, S, E, Ev, scale, causal
+        # gy, q, k, v, w, gq, gk, gv, scratch ((Ev + L) * S + 4 Ev), heads, L, S, E, Ev, scale, causal
         "lucid_attention_grad_f32": [p, p, p, p, p, p, p, p, p, n, n, n, n, n, f, ctypes.c_int],
         "lucid_adam_step_f32": [p, p, p, p, n, p, ctypes.c_int],  # p, g, m, v (in place), size, constants, far
         "lucid_sgd_step_f32": [p, p, p, n, p, ctypes.c_int],  # p, g, buf (in place), size, constants, flags
