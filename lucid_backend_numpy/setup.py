@@ -15,6 +15,7 @@ GCC_FLAGS = [
     "-fno-math-errno",
     "-fno-trapping-math",
     "-Werror=implicit-function-declaration",
+    "-pthread",
 ]
 MSVC_FLAGS = ["/O2", "/fp:precise"]
 
@@ -23,13 +24,21 @@ class BuildExt(build_ext):
     """Per-compiler flags (MSVC's differ from GCC's and Clang's)."""
 
     def build_extensions(self) -> None:
-        flags = MSVC_FLAGS if self.compiler.compiler_type == "msvc" else GCC_FLAGS
+        msvc = self.compiler.compiler_type == "msvc"
         for ext in self.extensions:
-            ext.extra_compile_args = flags
+            ext.extra_compile_args = MSVC_FLAGS if msvc else GCC_FLAGS
+            ext.extra_link_args = [] if msvc else ["-pthread"]
         super().build_extensions()
 
 
 setup(
-    ext_modules=[Extension("lucid_backend_numpy._ckernels", ["src/lucid_backend_numpy/_ckernels.c"], optional=True)],
+    ext_modules=[
+        Extension(
+            "lucid_backend_numpy._ckernels",
+            ["src/lucid_backend_numpy/_ckernels.c", "src/lucid_backend_numpy/_pool.c"],
+            depends=["src/lucid_backend_numpy/_pool.h"],
+            optional=True,
+        )
+    ],
     cmdclass={"build_ext": BuildExt},
 )

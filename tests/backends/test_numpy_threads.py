@@ -29,6 +29,7 @@ def split_everything(monkeypatch, numpy_backend):
     """Split every kernel call, however small, over 3 threads (uneven slices); restore afterwards."""
     before = lc.get_num_threads()
     monkeypatch.setattr(_parallel, "MIN_WORK", 1)
+    monkeypatch.setattr(_parallel, "COMPILED_MIN_WORK", 1)
     yield
     lc.set_num_threads(before)
 
@@ -246,6 +247,10 @@ def test_row_and_element_kernels_are_bit_identical_split(split_everything, numpy
     checks["max_pool_tiles_grad"] = lambda: k["max_pool_tiles_grad"](gp, xp, yp, (2, 2), (4, 4))
     checks["relu_grad"] = lambda: k["relu_grad"](np.repeat(gy, 120, axis=0), np.repeat(x, 120, axis=0))
     for name, fn in checks.items():
+        monkeypatch.setitem(_parallel._state, "busy_until", 0.0)  # the last check's Python-pool split is over
+        if compiled == "1" and _parallel._compiled["routed"]:  # compiled kernels split in C (_pool.c)
+            lc.set_num_threads(3)
+            assert _parallel.compiled_parts(300, 300 * 37) == 3
         one, three = _both(fn)
         assert one.dtype == three.dtype and one.shape == three.shape, name
         assert one.tobytes() == three.tobytes(), name

@@ -204,6 +204,8 @@ def _kernels(np: Any) -> dict[str, Any]:
     import math
 
     native = _native.load()  # compiled float32 loops (``_ckernels.c``), or None: then NumPy's passes
+    _parallel.attach_native(native)  # their thread pool, shared with OpenBLAS where it can be
+    cparts = _parallel.compiled_parts
 
     try:
         from scipy import special as _special  # optional: exact erf when SciPy is present
@@ -279,13 +281,9 @@ def _kernels(np: Any) -> dict[str, Any]:
         if gy.dtype != x.dtype or gy.shape != x.shape or gy.ndim == 0 or gy.dtype.itemsize not in uint_of:
             return np.where(x > 0, gy, np.zeros_like(gy))
         g, xs = np.ascontiguousarray(gy).reshape(-1), np.ascontiguousarray(x).reshape(-1)
-        if _compiled(native, np, g, xs):  # the same bits in one pass
+        if _compiled(native, np, g, xs) and not _parallel.pool_busy():  # the same bits in one pass (compiled pool)
             gx = np.empty_like(g)
-
-            def part_compiled(lo: int, hi: int) -> None:
-                native.lucid_relu_grad_f32(_ptr(g, lo), _ptr(xs, lo), _ptr(gx, lo), hi - lo)
-
-            parallel_batches(part_compiled, g.size, g.size)
+            native.lucid_par_relu_grad_f32(_ptr(g), _ptr(xs), _ptr(gx), g.size, cparts(g.size, 3 * g.size))
             return gx.reshape(gy.shape)
         itype = uint_of[gy.dtype.itemsize]
         bits = g.view(itype)
@@ -310,8 +308,8 @@ def _kernels(np: Any) -> dict[str, Any]:
             return KERNELS["adam_step"].default(fallback, p, g, m, v, w, *rest)
         beta2, omb2, neg_step, bc2, eps = rest
         c = np.array([w, 1.0 - w, beta2, omb2, neg_step, bc2, eps], dtype=np.float32)  # as NumPy casts them
-        # one thread: a split here would hold BLAS at one thread for the next step's products (_parallel)
-        native.lucid_adam_step_f32(_ptr(p), _ptr(g), _ptr(m), _ptr(v), p.size, _ptr(c), w >= 0.5)
+        parts = cparts(p.size, 4 * p.size)  # the compiled pool: BLAS keeps its threads (_parallel)
+        native.lucid_par_adam_step_f32(_ptr(p), _ptr(g), _ptr(m), _ptr(v), p.size, _ptr(c), w >= 0.5, parts)
         return p, m, v
 
     def sgd_step(p: Any, g: Any, buf: Any, momentum: float, scale: float, lr: float, nesterov: bool) -> Any:
@@ -319,7 +317,8 @@ def _kernels(np: Any) -> dict[str, Any]:
             return KERNELS["sgd_step"].default(fallback, p, g, buf, momentum, scale, lr, nesterov)
         c = np.array([momentum, scale, lr], dtype=np.float32)
         flags = (scale != 1) | (2 if nesterov else 0) | (4 if lr != 1 else 0)
-        native.lucid_sgd_step_f32(_ptr(p), _ptr(g), _ptr(buf), p.size, _ptr(c), flags)  # one thread, as adam_step
+        parts = cparts(p.size, 3 * p.size)
+        native.lucid_par_sgd_step_f32(_ptr(p), _ptr(g), _ptr(buf), p.size, _ptr(c), flags, parts)
         return p, buf
 
     fallback = _NumpyDevice()  # the composed defaults, for the cases the fused kernels leave to them
@@ -506,6 +505,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
     from lucid_core.kernels import ERF_A, ERF_P
 
     ones_cache: dict[tuple[int, Any], Any] = {}
+    cparts = _parallel.compiled_parts  # compiled kernels split in C over the compiled pool
 
     def compiled(*arrays: Any) -> bool:
         return _compiled(native, np, *arrays)
@@ -544,7 +544,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
     def softmax_rows(e: Any) -> Any:
         """Row-wise softmax of a fresh (n, d) float matrix, in place."""
         if compiled(e):
-            native.lucid_softmax_rows_f32(_ptr(e), *e.shape)
+            native.lucid_par_softmax_rows_f32(_ptr(e), *e.shape, cparts(e.shape[0], e.size))
             return e
         np.subtract(e, finite_max(e), out=e)
         np.exp(e, out=e)
@@ -558,6 +558,8 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
             if x.dtype.kind != "f" or x.ndim == 0 or x.size == 0 or axis % x.ndim != x.ndim - 1:
                 return default(fallback, x, axis)
             m = np.array(x, copy=True).reshape(-1, x.shape[-1])
+            if compiled(m):  # split in C over the compiled pool
+                return fn(m).reshape(x.shape)
             parallel_batches(lambda lo, hi: fn(m[lo:hi]), m.shape[0], m.size, align=ROWS)
             return m.reshape(x.shape)
 
@@ -565,7 +567,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
 
     def log_softmax_rows(s: Any) -> Any:
         if compiled(s):
-            native.lucid_log_softmax_rows_f32(_ptr(s), *s.shape)
+            native.lucid_par_log_softmax_rows_f32(_ptr(s), *s.shape, cparts(s.shape[0], s.size))
             return s
         np.subtract(s, finite_max(s), out=s)
         lse = np.log(row_sums(np.exp(s)))
@@ -580,19 +582,12 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         y = np.empty_like(m)
         mean = np.empty((m.shape[0], 1), dtype=m.dtype)
         rstd = np.empty_like(mean)
-
-        def part_compiled(lo: int, hi: int) -> None:  # rows lo..hi, one compiled call
-            native.lucid_layer_norm_f32(
-                _ptr(m, lo * d),
-                _ptr(weight),
-                _ptr(bias),
-                _ptr(y, lo * d),
-                _ptr(mean, lo),
-                _ptr(rstd, lo),
-                hi - lo,
-                d,
-                eps,
-            )
+        lead = (*x.shape[:-1], 1)
+        if compiled(m, weight, bias) and all(a is None or a.shape == (d,) for a in (weight, bias)):
+            n = m.shape[0]
+            ptrs = (_ptr(m), _ptr(weight), _ptr(bias), _ptr(y), _ptr(mean), _ptr(rstd))
+            native.lucid_par_layer_norm_f32(*ptrs, n, d, eps, cparts(n, 2 * m.size))
+            return y.reshape(x.shape), mean.reshape(lead), rstd.reshape(lead)
 
         def part(lo: int, hi: int) -> None:  # rows lo..hi
             mu = row_sums(m[lo:hi])
@@ -609,9 +604,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
             if bias is not None:
                 xc += bias
 
-        fast = compiled(m, weight, bias) and all(a is None or a.shape == (d,) for a in (weight, bias))
-        parallel_batches(part_compiled if fast else part, m.shape[0], m.size, align=ROWS)
-        lead = (*x.shape[:-1], 1)
+        parallel_batches(part, m.shape[0], m.size, align=ROWS)
         return y.reshape(x.shape), mean.reshape(lead), rstd.reshape(lead)
 
     def layer_norm_grad(gy: Any, x: Any, mean: Any, rstd: Any, weight: Any) -> tuple[Any, Any, Any]:
@@ -623,22 +616,12 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         xm, mu = rows(x), mean.reshape(-1, 1)
         gxh = np.empty_like(xm)
         gx = np.empty_like(xm)
-        fast = compiled(g, xm, mu, r, weight) and (weight is None or weight.shape == (d,))
-        xhat = None if fast else np.empty_like(xm)  # the NumPy path's scratch
-
-        def part_compiled(lo: int, hi: int) -> None:  # rows lo..hi, one compiled call
-            at = lo * d
-            native.lucid_layer_norm_grad_f32(
-                _ptr(g, at),
-                _ptr(xm, at),
-                _ptr(mu, lo),
-                _ptr(r, lo),
-                _ptr(weight),
-                _ptr(gx, at),
-                _ptr(gxh, at),
-                hi - lo,
-                d,
-            )
+        if compiled(g, xm, mu, r, weight) and (weight is None or weight.shape == (d,)):
+            n = g.shape[0]
+            ptrs = (_ptr(g), _ptr(xm), _ptr(mu), _ptr(r), _ptr(weight), _ptr(gx), _ptr(gxh))
+            native.lucid_par_layer_norm_grad_f32(*ptrs, n, d, cparts(n, 4 * g.size))
+            return gx.reshape(x.shape), col_sums(gxh), col_sums(g)
+        xhat = np.empty_like(xm)  # the NumPy path's scratch
 
         def part(lo: int, hi: int) -> None:  # rows lo..hi; the column sums over all rows come after
             gs, xh, gh, out = g[lo:hi], xhat[lo:hi], gxh[lo:hi], gx[lo:hi]
@@ -659,7 +642,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
             out -= xh
             out *= r[lo:hi]
 
-        parallel_batches(part_compiled if fast else part, g.shape[0], g.size, align=ROWS)
+        parallel_batches(part, g.shape[0], g.size, align=ROWS)
         return gx.reshape(x.shape), col_sums(gxh), col_sums(g)
 
     half_a = tuple(np.float32(0.5 * c) for c in ERF_A)  # 0.5 erfc(a) = Phi(-|x|) directly
@@ -668,15 +651,10 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
     gelu_coefs = np.array([*half_a, p_scaled], dtype=np.float32)  # the compiled loop's constants
 
     def gelu32_native(flat: Any, g: Any, out: Any) -> None:
-        """The same arithmetic in one compiled pass (``_ckernels.c``); slices over the pool, GIL released."""
+        """The same arithmetic in one compiled pass (``_ckernels.c``), split over the compiled pool."""
         xp, op, cp, gp = _ptr(flat), _ptr(out), _ptr(gelu_coefs), _ptr(g)
-        size, inv = flat.itemsize, float(np.float32(_INV_SQRT_2PI))
-
-        def part(lo: int, hi: int) -> None:
-            at = lo * size
-            native.lucid_gelu_f32(xp + at, None if gp is None else gp + at, op + at, hi - lo, cp, inv)
-
-        parallel_batches(part, flat.size, flat.size)
+        inv = float(np.float32(_INV_SQRT_2PI))
+        native.lucid_par_gelu_f32(xp, gp, op, flat.size, cp, inv, cparts(flat.size, 3 * flat.size))
 
     def gelu32(x: Any, gy: Any) -> Any:
         """Exact GELU (``gy`` None) or ``gy`` times its derivative, for float32, block by block.
@@ -810,7 +788,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
             and e % 8 == 0
             and ev % 8 == 0
             and source % 8 == 0
-            and max(e, ev) <= (32 if causal else 16)
+            and max(e, ev) <= 32
         ):
             return None
         return head_stacks(xs)
@@ -821,16 +799,12 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         source, ev = k3.shape[1], v3.shape[2]
         out = np.empty((h, length, ev), dtype=np.float32)
         w = np.empty((h, length, source), dtype=np.float32)
-
-        def part(lo: int, hi: int) -> None:
-            scratch = np.empty(e * (source + 4), dtype=np.float32)
-            native.lucid_attention_f32(
-                _ptr(q3, lo * length * e), _ptr(k3, lo * source * e), _ptr(v3, lo * source * ev),
-                _ptr(out, lo * length * ev), _ptr(w, lo * length * source), _ptr(scratch),
-                hi - lo, length, source, e, ev, scale, bool(causal),
-            )  # fmt: skip
-
-        parallel_batches(part, h, h * length * source)
+        parts = cparts(h, h * length * source)
+        scratch = np.empty(parts * e * (source + 4), dtype=np.float32)  # each slice's own
+        native.lucid_par_attention_f32(
+            _ptr(q3), _ptr(k3), _ptr(v3), _ptr(out), _ptr(w), _ptr(scratch),
+            h, length, source, e, ev, scale, bool(causal), parts,
+        )  # fmt: skip
         return out, w
 
     def sdpa(q: Any, k: Any, v: Any, scale: float, causal: bool) -> tuple[Any, Any]:
@@ -860,7 +834,8 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         # the scale on q (L x E), not on the (L x S) scores: one pass fewer, the same within rounding
         s = np.matmul(np.multiply(q, scale, dtype=q.dtype, order="C"), np.swapaxes(k, -1, -2), out=w)
         if causal and compiled(s):  # the mask in the loop: masked scores are not exponentiated
-            native.lucid_softmax_causal_f32(_ptr(s), s.size // (s.shape[-2] * s.shape[-1]), *s.shape[-2:])
+            heads = s.size // (s.shape[-2] * s.shape[-1])
+            native.lucid_par_softmax_causal_f32(_ptr(s), heads, *s.shape[-2:], cparts(heads, s.size))
             return np.matmul(s, v, out=out), s
         if causal:
             s += causal_add(s.shape[-2], s.shape[-1], s.dtype)
@@ -873,17 +848,12 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         source, ev = k3.shape[1], v3.shape[2]
         grads = (np.empty_like(q3), np.empty_like(k3), np.empty_like(v3))
         gq, gk, gv = grads
-
-        def part(lo: int, hi: int) -> None:
-            scratch = np.empty((ev + length) * source + 4 * ev, dtype=np.float32)
-            native.lucid_attention_grad_f32(
-                _ptr(g3, lo * length * ev), _ptr(q3, lo * length * e), _ptr(k3, lo * source * e),
-                _ptr(v3, lo * source * ev), _ptr(w3, lo * length * source), _ptr(gq, lo * length * e),
-                _ptr(gk, lo * source * e), _ptr(gv, lo * source * ev), _ptr(scratch),
-                hi - lo, length, source, e, ev, scale, bool(causal),
-            )  # fmt: skip
-
-        parallel_batches(part, h, h * length * source)  # as sdpa_grad_heads: GPT-sized ones stay whole
+        parts = cparts(h, 2 * h * length * source)
+        scratch = np.empty(parts * ((ev + length) * source + 4 * ev), dtype=np.float32)  # each slice's own
+        native.lucid_par_attention_grad_f32(
+            _ptr(g3), _ptr(q3), _ptr(k3), _ptr(v3), _ptr(w3), _ptr(gq), _ptr(gk), _ptr(gv), _ptr(scratch),
+            h, length, source, e, ev, scale, bool(causal), parts,
+        )  # fmt: skip
         return grads
 
     def sdpa_grad(gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float, causal: bool = False) -> tuple[Any, Any, Any]:
@@ -912,7 +882,8 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         gv = np.matmul(np.swapaxes(w, -1, -2), gy, out=gv_out)
         dw = np.matmul(gy, np.swapaxes(v, -1, -2))
         if compiled(dw, w) and dw.shape == w.shape:
-            native.lucid_softmax_grad_rows_f32(_ptr(dw), _ptr(w), dw.size // dw.shape[-1], dw.shape[-1], scale)
+            n = dw.size // dw.shape[-1]
+            native.lucid_par_softmax_grad_rows_f32(_ptr(dw), _ptr(w), n, dw.shape[-1], scale, cparts(n, 2 * dw.size))
         else:
             ds = (dw * w).reshape(-1, w.shape[-1])
             dw -= row_sums(ds).reshape((*w.shape[:-1], 1))

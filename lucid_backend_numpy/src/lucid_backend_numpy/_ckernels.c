@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_pool.h"
+
 #if defined(_MSC_VER) && !defined(__clang__)
 #define restrict __restrict /* MSVC's C compiler knows C99's restrict only under /std:c11 */
 #endif
@@ -631,6 +633,15 @@ LUCID_INLINE float maximum_f32(float a, float b) {
     return a != a ? a : m;
 }
 
+/* np.maximum(x, 0): ReLU with NumPy's bits (NaN stays NaN; -0.0 gives 0.0, NumPy's second operand). */
+LUCID_INLINE void relu_f32_body(const float *restrict x, float *restrict y, ptrdiff_t n) {
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const float m = x[i] > 0.0f ? x[i] : 0.0f;
+        y[i] = x[i] != x[i] ? x[i] : m;
+    }
+}
+LUCID_KERNEL(relu_f32, (const float *x, float *y, ptrdiff_t n), (x, y, n))
+
 /* y[p, i, j] = the maximum of x[p, i k1 : (i + 1) k1, j k2 : (j + 1) k2], taken in row-major order. */
 LUCID_INLINE void max_pool2_f32_body(const float *restrict x, float *restrict y, ptrdiff_t planes, ptrdiff_t h,
                                      ptrdiff_t w, ptrdiff_t k1, ptrdiff_t k2, ptrdiff_t o1, ptrdiff_t o2) {
@@ -844,6 +855,178 @@ LUCID_INLINE void sgd_step_f32_body(float *restrict p, const float *restrict g, 
 }
 LUCID_KERNEL(sgd_step_f32, (float *p, const float *g, float *b, ptrdiff_t n, const float *c, int flags),
              (p, g, b, n, c, flags))
+
+/* ---------------------------------------------------------------------------------------------------
+ * The same kernels split over the thread pool (_pool.c): `parts` slices of the rows, heads or elements, each
+ * computed exactly as the whole call computes it (rows, heads and elements are independent), so the bits do not
+ * depend on the split. `parts` is the caller's choice (_parallel.compiled_parts); 1 runs on the calling thread.
+ * ------------------------------------------------------------------------------------------------- */
+struct rows_args {
+    float *m;
+    const float *w;
+    ptrdiff_t d, l, s;
+    float scale;
+};
+static void softmax_rows_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct rows_args *a = p;
+    (void)part;
+    lucid_softmax_rows_f32(a->m + lo * a->d, hi - lo, a->d);
+}
+LUCID_EXPORT void lucid_par_softmax_rows_f32(float *m, ptrdiff_t n, ptrdiff_t d, int parts) {
+    struct rows_args a = {m, NULL, d, 0, 0, 0.0f};
+    lucid_pool_for(softmax_rows_part, &a, n, parts, 1);
+}
+static void log_softmax_rows_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct rows_args *a = p;
+    (void)part;
+    lucid_log_softmax_rows_f32(a->m + lo * a->d, hi - lo, a->d);
+}
+LUCID_EXPORT void lucid_par_log_softmax_rows_f32(float *m, ptrdiff_t n, ptrdiff_t d, int parts) {
+    struct rows_args a = {m, NULL, d, 0, 0, 0.0f};
+    lucid_pool_for(log_softmax_rows_part, &a, n, parts, 1);
+}
+static void softmax_causal_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct rows_args *a = p;
+    (void)part;
+    lucid_softmax_causal_f32(a->m + lo * a->l * a->s, hi - lo, a->l, a->s);
+}
+LUCID_EXPORT void lucid_par_softmax_causal_f32(float *m, ptrdiff_t heads, ptrdiff_t l, ptrdiff_t s, int parts) {
+    struct rows_args a = {m, NULL, 0, l, s, 0.0f};
+    lucid_pool_for(softmax_causal_part, &a, heads, parts, 1);
+}
+static void softmax_grad_rows_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct rows_args *a = p;
+    (void)part;
+    lucid_softmax_grad_rows_f32(a->m + lo * a->d, a->w + lo * a->d, hi - lo, a->d, a->scale);
+}
+LUCID_EXPORT void lucid_par_softmax_grad_rows_f32(float *dw, const float *w, ptrdiff_t n, ptrdiff_t d, float scale,
+                                                  int parts) {
+    struct rows_args a = {dw, w, d, 0, 0, scale};
+    lucid_pool_for(softmax_grad_rows_part, &a, n, parts, 1);
+}
+
+struct norm_args {
+    const float *x, *g, *w, *b, *mean, *rstd;
+    float *y, *mean_out, *rstd_out, *gxh;
+    ptrdiff_t d;
+    float eps;
+};
+static void layer_norm_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct norm_args *a = p;
+    (void)part;
+    lucid_layer_norm_f32(a->x + lo * a->d, a->w, a->b, a->y + lo * a->d, a->mean_out + lo, a->rstd_out + lo, hi - lo,
+                         a->d, a->eps);
+}
+LUCID_EXPORT void lucid_par_layer_norm_f32(const float *x, const float *w, const float *b, float *y, float *mean,
+                                           float *rstd, ptrdiff_t n, ptrdiff_t d, float eps, int parts) {
+    struct norm_args a = {x, NULL, w, b, NULL, NULL, y, mean, rstd, NULL, d, eps};
+    lucid_pool_for(layer_norm_part, &a, n, parts, 1);
+}
+static void layer_norm_grad_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct norm_args *a = p;
+    (void)part;
+    lucid_layer_norm_grad_f32(a->g + lo * a->d, a->x + lo * a->d, a->mean + lo, a->rstd + lo, a->w, a->y + lo * a->d,
+                              a->gxh + lo * a->d, hi - lo, a->d);
+}
+LUCID_EXPORT void lucid_par_layer_norm_grad_f32(const float *g, const float *x, const float *mean, const float *rstd,
+                                                const float *w, float *gx, float *gxh, ptrdiff_t n, ptrdiff_t d,
+                                                int parts) {
+    struct norm_args a = {x, g, w, NULL, mean, rstd, gx, NULL, NULL, gxh, d, 0.0f};
+    lucid_pool_for(layer_norm_grad_part, &a, n, parts, 1);
+}
+
+struct attention_args {
+    const float *gy, *q, *k, *v, *w_in;
+    float *out, *w, *gq, *gk, *gv, *scratch;
+    ptrdiff_t l, s, e, ev, scratch_size;
+    float scale;
+    int causal;
+};
+static void attention_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct attention_args *a = p;
+    lucid_attention_f32(a->q + lo * a->l * a->e, a->k + lo * a->s * a->e, a->v + lo * a->s * a->ev,
+                        a->out + lo * a->l * a->ev, a->w + lo * a->l * a->s, a->scratch + part * a->scratch_size,
+                        hi - lo, a->l, a->s, a->e, a->ev, a->scale, a->causal);
+}
+/* scratch: parts * E * (S + 4) floats */
+LUCID_EXPORT void lucid_par_attention_f32(const float *q, const float *k, const float *v, float *out, float *w,
+                                          float *scratch, ptrdiff_t heads, ptrdiff_t l, ptrdiff_t s, ptrdiff_t e,
+                                          ptrdiff_t ev, float scale, int causal, int parts) {
+    struct attention_args a = {NULL, q, k, v, NULL, out, w, NULL, NULL, NULL, scratch, l, s, e, ev, e * (s + 4),
+                               scale, causal};
+    lucid_pool_for(attention_part, &a, heads, parts, 1);
+}
+static void attention_grad_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct attention_args *a = p;
+    lucid_attention_grad_f32(a->gy + lo * a->l * a->ev, a->q + lo * a->l * a->e, a->k + lo * a->s * a->e,
+                             a->v + lo * a->s * a->ev, a->w_in + lo * a->l * a->s, a->gq + lo * a->l * a->e,
+                             a->gk + lo * a->s * a->e, a->gv + lo * a->s * a->ev, a->scratch + part * a->scratch_size,
+                             hi - lo, a->l, a->s, a->e, a->ev, a->scale, a->causal);
+}
+/* scratch: parts * ((Ev + L) * S + 4 Ev) floats */
+LUCID_EXPORT void lucid_par_attention_grad_f32(const float *gy, const float *q, const float *k, const float *v,
+                                               const float *w, float *gq, float *gk, float *gv, float *scratch,
+                                               ptrdiff_t heads, ptrdiff_t l, ptrdiff_t s, ptrdiff_t e, ptrdiff_t ev,
+                                               float scale, int causal, int parts) {
+    struct attention_args a = {gy, q, k, v, w, NULL, NULL, gq, gk, gv, scratch, l, s, e, ev, (ev + l) * s + 4 * ev,
+                               scale, causal};
+    lucid_pool_for(attention_grad_part, &a, heads, parts, 1);
+}
+
+struct elementwise_args {
+    float *p, *m, *v, *out;
+    const float *x, *g, *c;
+    float inv;
+    int flags;
+};
+static void gelu_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct elementwise_args *a = p;
+    (void)part;
+    lucid_gelu_f32(a->x + lo, a->g == NULL ? NULL : a->g + lo, a->out + lo, hi - lo, a->c, a->inv);
+}
+LUCID_EXPORT void lucid_par_gelu_f32(const float *x, const float *g, float *out, ptrdiff_t n, const float *c,
+                                     float inv_sqrt_2pi, int parts) {
+    struct elementwise_args a = {NULL, NULL, NULL, out, x, g, c, inv_sqrt_2pi, 0};
+    lucid_pool_for(gelu_part, &a, n, parts, 16);
+}
+static void relu_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct elementwise_args *a = p;
+    (void)part;
+    lucid_relu_f32(a->x + lo, a->out + lo, hi - lo);
+}
+LUCID_EXPORT void lucid_par_relu_f32(const float *x, float *y, ptrdiff_t n, int parts) {
+    struct elementwise_args a = {NULL, NULL, NULL, y, x, NULL, NULL, 0.0f, 0};
+    lucid_pool_for(relu_part, &a, n, parts, 16);
+}
+static void relu_grad_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct elementwise_args *a = p;
+    (void)part;
+    lucid_relu_grad_f32(a->g + lo, a->x + lo, a->out + lo, hi - lo);
+}
+LUCID_EXPORT void lucid_par_relu_grad_f32(const float *g, const float *x, float *out, ptrdiff_t n, int parts) {
+    struct elementwise_args a = {NULL, NULL, NULL, out, x, g, NULL, 0.0f, 0};
+    lucid_pool_for(relu_grad_part, &a, n, parts, 16);
+}
+static void adam_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct elementwise_args *a = p;
+    (void)part;
+    lucid_adam_step_f32(a->p + lo, a->g + lo, a->m + lo, a->v + lo, hi - lo, a->c, a->flags);
+}
+LUCID_EXPORT void lucid_par_adam_step_f32(float *p, const float *g, float *m, float *v, ptrdiff_t n, const float *c,
+                                          int far, int parts) {
+    struct elementwise_args a = {p, m, v, NULL, NULL, g, c, 0.0f, far};
+    lucid_pool_for(adam_part, &a, n, parts, 16);
+}
+static void sgd_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct elementwise_args *a = p;
+    (void)part;
+    lucid_sgd_step_f32(a->p + lo, a->g + lo, a->m + lo, hi - lo, a->c, a->flags);
+}
+LUCID_EXPORT void lucid_par_sgd_step_f32(float *p, const float *g, float *b, ptrdiff_t n, const float *c, int flags,
+                                         int parts) {
+    struct elementwise_args a = {p, b, NULL, NULL, NULL, g, c, 0.0f, flags};
+    lucid_pool_for(sgd_part, &a, n, parts, 16);
+}
 
 /* A module object so that the file builds and imports as an ordinary extension; its functions are
  * reached through ctypes (the loader is _native.py), not as Python methods. */

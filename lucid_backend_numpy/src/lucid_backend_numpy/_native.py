@@ -48,6 +48,7 @@ def load() -> Any:
         "lucid_layer_norm_grad_f32": [p, p, p, p, p, p, p, n, n],  # g, x, mean, rstd, w, gx, g*xhat, rows, columns
         "lucid_index_add_rows_f32": [p, p, p, n, n],  # z (in place), int64 row indices, values, rows, columns
         "lucid_relu_grad_f32": [p, p, p, n],  # g, x, out, size
+        "lucid_relu_f32": [p, p, n],  # x, out, size
         "lucid_max_pool2_f32": [p, p, n, n, n, n, n, n, n],  # x, y, planes, h, w, k1, k2, o1, o2
         "lucid_max_pool2_grad_f32": [p, p, p, p, n, n, n, n, n, n, n],  # gy, x, y, out, then as above
         # x, cols, n, c, h, w, geometry (kh, kw, sh, sw, dh, dw, ph, pw, oh, ow as intp), groups, rows per group
@@ -60,9 +61,34 @@ def load() -> Any:
         "lucid_adam_step_f32": [p, p, p, p, n, p, ctypes.c_int],  # p, g, m, v (in place), size, constants, far
         "lucid_sgd_step_f32": [p, p, p, n, p, ctypes.c_int],  # p, g, buf (in place), size, constants, flags
     }
+    i = ctypes.c_int
+    split = {  # the same kernels split over the pool (_pool.c): the arguments above, then the number of slices
+        "lucid_gelu_f32": "lucid_par_gelu_f32",
+        "lucid_softmax_rows_f32": "lucid_par_softmax_rows_f32",
+        "lucid_softmax_causal_f32": "lucid_par_softmax_causal_f32",
+        "lucid_log_softmax_rows_f32": "lucid_par_log_softmax_rows_f32",
+        "lucid_softmax_grad_rows_f32": "lucid_par_softmax_grad_rows_f32",
+        "lucid_layer_norm_f32": "lucid_par_layer_norm_f32",
+        "lucid_layer_norm_grad_f32": "lucid_par_layer_norm_grad_f32",
+        "lucid_relu_grad_f32": "lucid_par_relu_grad_f32",
+        "lucid_relu_f32": "lucid_par_relu_f32",
+        "lucid_attention_f32": "lucid_par_attention_f32",  # scratch: slices * E * (S + 4)
+        "lucid_attention_grad_f32": "lucid_par_attention_grad_f32",  # scratch: slices * ((Ev + L) * S + 4 Ev)
+        "lucid_adam_step_f32": "lucid_par_adam_step_f32",
+        "lucid_sgd_step_f32": "lucid_par_sgd_step_f32",
+    }
     for name, argtypes in signatures.items():
         fn = getattr(lib, name)
         fn.argtypes, fn.restype = argtypes, None
+        if name in split:
+            fn = getattr(lib, split[name])
+            fn.argtypes, fn.restype = [*argtypes, i], None
+    # the pool: available (POSIX threads), threads (returns the previous count), spin seconds, park, BLAS calls
+    lib.lucid_pool_available.argtypes, lib.lucid_pool_available.restype = [], i
+    lib.lucid_pool_threads.argtypes, lib.lucid_pool_threads.restype = [i], i
+    lib.lucid_pool_set_spin.argtypes, lib.lucid_pool_set_spin.restype = [ctypes.c_double], None
+    lib.lucid_pool_park.argtypes, lib.lucid_pool_park.restype = [], None
+    lib.lucid_pool_blas_calls.argtypes, lib.lucid_pool_blas_calls.restype = [], ctypes.c_long
     lib.lucid_simd_level.argtypes = []
     lib.lucid_set_simd_level.argtypes = [ctypes.c_int]
     lib.lucid_simd_level.restype = lib.lucid_set_simd_level.restype = ctypes.c_int

@@ -46,7 +46,17 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["MIN_WORK", "num_threads", "parallel_batches", "pool_busy", "set_num_threads", "settle_blas"]
+__all__ = [
+    "COMPILED_MIN_WORK",
+    "MIN_WORK",
+    "attach_native",
+    "compiled_parts",
+    "num_threads",
+    "parallel_batches",
+    "pool_busy",
+    "set_num_threads",
+    "settle_blas",
+]
 
 BUSY_SECONDS = 0.2
 """How long after a split the pool counts as busy, and its workers spin (OpenBLAS's spin about 0.1 s)."""
@@ -81,8 +91,13 @@ _SPIN = _spin_locks()
 MIN_WORK = 1 << 17 if _SPIN is not None else 1 << 19
 """Elements per thread below which a kernel stays on the calling thread (measured: benchmarks/RESULTS.md)."""
 
+COMPILED_MIN_WORK = 1 << 14
+"""Elements per thread below which a compiled kernel stays on the calling thread (the compiled pool's hand-off
+costs microseconds while its workers spin; measured: benchmarks/RESULTS.md)."""
+
 _lock = threading.Lock()
 _state: dict[str, Any] = {"n": 1, "pool": None, "blas": None, "blas_n": None, "blas_low": False, "busy_until": 0.0}
+_compiled: dict[str, Any] = {"lib": None, "routed": [], "callback": None}  # the compiled kernels' pool (_pool.c)
 _local = threading.local()  # .worker is True on the pool's threads: a nested split runs serially
 
 
@@ -124,11 +139,84 @@ def set_num_threads(n: int, first: bool = False) -> None:
             _state["pool"].close()
             _state["pool"] = None
         _state["n"] = n
+        if _compiled["lib"] is not None:
+            _compiled["lib"].lucid_pool_threads(n)
         current = blas_threads()
         _state["blas_n"] = min(n, current) if first and current else n
         _state["blas_low"] = False
         if current is not None and current != _state["blas_n"]:
             _set_blas_threads(_state["blas_n"])
+
+
+def attach_native(lib: Any) -> None:
+    """Use the compiled kernels' thread pool (``_pool.c``, in ``lib`` from ``_native.load``): sized like this
+    one, and, where NumPy's BLAS is OpenBLAS 0.3.28 or later, running OpenBLAS's jobs as well, so that BLAS and
+    the compiled kernels share one set of spinning workers (``LUCID_NUMPY_BLAS_POOL=0`` leaves OpenBLAS's
+    threads alone; then compiled kernels split only while BLAS runs at one thread)."""
+    if lib is None or _compiled["lib"] is lib or not lib.lucid_pool_available():
+        return
+    choice = os.environ.get("LUCID_NUMPY_BLAS_POOL", "1")
+    if choice not in ("0", "1"):
+        raise ValueError(
+            f"LUCID_NUMPY_BLAS_POOL={choice!r}: expected '1' (OpenBLAS runs its jobs on Lucid's pool, the default) "
+            "or '0' (on its own threads)"
+        )
+    _compiled["lib"] = lib
+    lib.lucid_pool_threads(_state["n"])
+    if choice == "1":
+        route_blas(True)
+
+
+def _callback_setters() -> list[Any]:
+    """``openblas_set_threads_callback_function`` of each OpenBLAS (pthreads build) that NumPy loaded."""
+    import ctypes
+
+    setters = []
+    for c in _blas():
+        if c.internal_api != "openblas" or getattr(c, "threading_layer", "pthreads") != "pthreads":
+            continue
+        try:
+            dll = ctypes.CDLL(c.filepath)
+        except OSError:  # pragma: no cover - threadpoolctl found it loaded, so it opens
+            continue
+        names = [f"{p}openblas_set_threads_callback_function{s}" for p in ("", "scipy_") for s in ("", "64_", "_64")]
+        setter = next((getattr(dll, n) for n in names if hasattr(dll, n)), None)
+        if setter is not None:  # OpenBLAS < 0.3.28 has none: its own threads stay
+            setter.argtypes, setter.restype = [ctypes.c_void_p], None
+            setters.append(setter)
+    return setters
+
+
+def route_blas(on: bool) -> bool:
+    """Run OpenBLAS's jobs on the compiled pool (``on``) or on OpenBLAS's own threads; whether they now run on
+    the pool. Switch only while no BLAS call is running (OpenBLAS reads the callback at each threaded call)."""
+    import ctypes
+
+    lib = _compiled["lib"]
+    if lib is None:
+        return False
+    if _compiled["callback"] is None:
+        _compiled["callback"] = ctypes.cast(lib.lucid_blas_threads, ctypes.c_void_p)
+    setters = _callback_setters()
+    for setter in setters:
+        setter(_compiled["callback"] if on else None)
+    _compiled["routed"] = setters if on else []
+    return bool(_compiled["routed"])
+
+
+def compiled_parts(n_items: int, work: int) -> int:
+    """How many slices a compiled kernel over ``n_items`` rows, heads or elements (``work`` elements touched)
+    is cut into on the compiled pool; 1 runs it on the calling thread. Not while this Python pool is busy (its
+    workers spin on the other cores), and, unless BLAS runs on the compiled pool, not while BLAS has threads
+    of its own (they spin about 0.1 s after each product)."""
+    n = _state["n"]
+    if n == 1 or _compiled["lib"] is None or getattr(_local, "worker", False):
+        return 1
+    if not _compiled["routed"] and _state["blas_n"] not in (None, 1):
+        return 1
+    if time.monotonic() < _state["busy_until"]:
+        return 1
+    return max(1, min(n, n_items, work // COMPILED_MIN_WORK))
 
 
 def num_threads() -> int:
@@ -379,7 +467,10 @@ def parallel_batches(
     k = min(k, units)
     bounds = [min(n_items, units * i // k * align) for i in range(k + 1)]
     if busy:
-        _state["busy_until"] = time.monotonic() + BUSY_SECONDS
+        now = time.monotonic()
+        if now >= _state["busy_until"] and _compiled["lib"] is not None:
+            _compiled["lib"].lucid_pool_park()  # the compiled pool's workers stop spinning: these take the cores
+        _state["busy_until"] = now + BUSY_SECONDS
     with _lock:
         pool = _pool()
         if not _state["blas_low"] and _state["blas_n"] not in (None, 1):
