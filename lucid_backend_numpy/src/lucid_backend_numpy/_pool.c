@@ -77,9 +77,9 @@ static void *worker_loop(void *p) {
         unsigned spins = 0;
         while (__atomic_load_n(&w->seq, __ATOMIC_ACQUIRE) == seen) {
             cpu_relax();
-            if ((++spins & 255) != 0)
+            if ((++spins & 63) != 0)
                 continue;
-            sched_yield(); /* polite to any other runnable thread on this core, as OpenBLAS's workers are */
+            sched_yield(); /* every few microseconds: any other runnable thread on this core goes first */
             const unsigned e = __atomic_load_n(&park_epoch, __ATOMIC_RELAXED);
             if (e == epoch && now_ns() - t0 < spin_ns)
                 continue;
@@ -131,10 +131,12 @@ static void start_workers(int n) { /* under `submit` */
     pthread_attr_destroy(&attr);
 }
 
+/* Spin until a worker's slice is done, yielding every few microseconds: a worker that the kernel placed on this
+ * core (a new thread starts on its creator's core) then runs at once instead of after our time slice. */
 static void wait_done(worker_t *w) {
     unsigned spins = 0;
     while (!__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
-        if ((++spins & 1023) == 0)
+        if ((++spins & 63) == 0)
             sched_yield();
         else
             cpu_relax();
