@@ -66,10 +66,20 @@ def _callback(lib):
     return fn
 
 
+def _first_thread_index(jobs: int) -> int:
+    """The OpenBLAS thread index of a call's job 0: past OpenBLAS's own workers (0 .. its threads - 2), whose
+    per-thread state its own queued jobs (an LU's) still use, where that fits in its MAX_THREADS."""
+    hooks = _parallel._openblas_hooks() if _routed() else None
+    if hooks is None or hooks[1] is None:
+        return 0
+    own = ctypes.c_int.from_address(hooks[1]).value - 1
+    return own if own > 0 and own + jobs <= hooks[2] else 0
+
+
 @pytest.mark.parametrize("jobs", [1, 2, 3, 5])
 def test_the_blas_callback_runs_every_job_at_once_each_as_its_own_thread_index(two_threads, jobs):
     """OpenBLAS's jobs of one call wait for one another's packed panels: all must run at the same time (a
-    barrier of ``jobs`` parties passes only then), job i as OpenBLAS's thread i (its per-thread buffers)."""
+    barrier of ``jobs`` parties passes only then), each as its own OpenBLAS thread (per-thread buffers)."""
     together = threading.Barrier(jobs, timeout=30)
     seen: list[tuple[int, int, int]] = []
     size = 16
@@ -82,7 +92,8 @@ def test_the_blas_callback_runs_every_job_at_once_each_as_its_own_thread_index(t
         seen.append((thread, (job - base) // size, data))
 
     _callback(two_threads)(1, dojob, jobs, size, base, 7)
-    assert sorted(seen) == [(i, i, 7) for i in range(jobs)]
+    first = _first_thread_index(jobs)
+    assert sorted(seen) == [(first + i, i, 7) for i in range(jobs)]
 
 
 def test_a_blas_call_from_inside_a_pool_job_still_runs_its_jobs_at_once(two_threads):
@@ -104,7 +115,8 @@ def test_a_blas_call_from_inside_a_pool_job_still_runs_its_jobs_at_once(two_thre
 
     buf = (ctypes.c_char * 16)()
     fn(1, outer, 2, 8, ctypes.addressof(buf), 0)
-    assert sorted(inner_seen) == [0, 1]
+    first = _first_thread_index(2)
+    assert sorted(inner_seen) == [first, first + 1]
 
 
 def test_products_and_compiled_splits_from_several_threads_at_once(two_threads):
@@ -179,3 +191,34 @@ def test_compiled_splits_wait_while_openblas_own_threads_spin(two_threads):
     finally:
         _parallel.route_blas(True)
     assert _parallel.compiled_parts(1000, 10**7) == 2
+
+
+_LU_AND_PRODUCT = """
+import threading, numpy as np, lucid_core as lc
+lc.zeros(1, device="numpy")
+lc.set_num_threads(2)
+rng = np.random.default_rng(0)
+m, b = rng.standard_normal((800, 800)), rng.standard_normal((800, 4))
+x, y = rng.standard_normal((768, 64)).astype(np.float32), rng.standard_normal((64, 256)).astype(np.float32)
+want_lu, want_mm = np.linalg.solve(m, b), x @ y
+bad = []
+def lu():
+    for _ in range(30):
+        bad.extend(["lu"] if not np.array_equal(np.linalg.solve(m, b), want_lu) else [])
+def mm():
+    for _ in range(1500):
+        bad.extend(["mm"] if not np.array_equal(x @ y, want_mm) else [])
+threads = [threading.Thread(target=lu), threading.Thread(target=mm)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(bad)
+"""
+
+
+def test_another_threads_lu_runs_beside_pool_products():
+    """OpenBLAS still queues an LU's jobs (getrf_parallel) on its own workers: products on the pool at the same
+    time must not take those workers' per-thread slots (they did at first: the LU then waited forever)."""
+    out = subprocess.run([sys.executable, "-c", _LU_AND_PRODUCT], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr

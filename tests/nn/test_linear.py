@@ -149,6 +149,8 @@ def test_embedding_errors(device):
     m = nn.Embedding(3, 2).to(device)
     with pytest.raises(IndexError, match="indices span \\[0, 5\\] but there are 3 rows"):
         m(lc.asarray([0, 5], device=device))
+    with pytest.raises(IndexError, match=r"indices span \[-1, 2\] but there are 3 rows \(expected 0 <= index < 3\)"):
+        m(lc.asarray([-1, 2], device=device))  # PyTorch refuses negative indices too
     with pytest.raises(TypeError, match="indices must be an integer tensor"):
         m(lc.asarray([0.0], device=device))
 

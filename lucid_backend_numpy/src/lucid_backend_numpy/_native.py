@@ -89,6 +89,8 @@ def load() -> Any:
     lib.lucid_pool_set_spin.argtypes, lib.lucid_pool_set_spin.restype = [ctypes.c_double], None
     lib.lucid_pool_park.argtypes, lib.lucid_pool_park.restype = [], None
     lib.lucid_pool_blas_calls.argtypes, lib.lucid_pool_blas_calls.restype = [], ctypes.c_long
+    # where OpenBLAS keeps its thread count, its MAX_THREADS: BLAS jobs run as thread indices past its own
+    lib.lucid_pool_blas_info.argtypes, lib.lucid_pool_blas_info.restype = [p, i], None
     lib.lucid_simd_level.argtypes = []
     lib.lucid_set_simd_level.argtypes = [ctypes.c_int]
     lib.lucid_simd_level.restype = lib.lucid_set_simd_level.restype = ctypes.c_int

@@ -33,6 +33,12 @@ last :data:`BUSY_SECONDS`) the backend's ``matmul`` splits large 2-D products ov
 BLAS's threads stay asleep; otherwise BLAS threads them. BLAS is reached through ``threadpoolctl``
 (OpenBLAS, MKL, BLIS and FlexiBLAS, under whatever symbol prefix the NumPy wheel uses); without it BLAS
 is left alone.
+
+The compiled kernels (``_ckernels.c``) split in C instead, over the pool of ``_pool.c`` (no GIL between
+slices; :func:`compiled_parts` decides how many), and OpenBLAS 0.3.28+ runs its jobs on that same pool
+(:func:`attach_native`), so products and compiled kernels share one set of spinning workers. This Python
+pool remains for the NumPy-level kernels (convolutions, pooling); when it starts splitting it parks the
+compiled pool's workers, and while it is busy the compiled kernels run on the calling thread.
 """
 
 from __future__ import annotations
@@ -167,11 +173,12 @@ def attach_native(lib: Any) -> None:
         route_blas(True)
 
 
-def _callback_setters() -> list[Any]:
-    """``openblas_set_threads_callback_function`` of each OpenBLAS (pthreads build) that NumPy loaded."""
+def _openblas_hooks() -> tuple[Any, Any, int] | None:
+    """For NumPy's OpenBLAS (a pthreads build of 0.3.28 or later): its ``openblas_set_threads_callback_function``,
+    the address of its thread count (``blas_num_threads``) and its MAX_THREADS; None where there is none."""
     import ctypes
+    import re
 
-    setters = []
     for c in _blas():
         if c.internal_api != "openblas" or getattr(c, "threading_layer", "pthreads") != "pthreads":
             continue
@@ -179,12 +186,25 @@ def _callback_setters() -> list[Any]:
             dll = ctypes.CDLL(c.filepath)
         except OSError:  # pragma: no cover - threadpoolctl found it loaded, so it opens
             continue
-        names = [f"{p}openblas_set_threads_callback_function{s}" for p in ("", "scipy_") for s in ("", "64_", "_64")]
-        setter = next((getattr(dll, n) for n in names if hasattr(dll, n)), None)
-        if setter is not None:  # OpenBLAS < 0.3.28 has none: its own threads stay
-            setter.argtypes, setter.restype = [ctypes.c_void_p], None
-            setters.append(setter)
-    return setters
+
+        def symbol(name: str, dll: Any = dll) -> Any:
+            names = [f"{p}{name}{s}" for p in ("", "scipy_") for s in ("", "64_", "_64")]
+            return next((getattr(dll, n) for n in names if hasattr(dll, n)), None)
+
+        setter, config = symbol("openblas_set_threads_callback_function"), symbol("openblas_get_config")
+        if setter is None:  # OpenBLAS < 0.3.28: its own threads stay
+            continue
+        setter.argtypes, setter.restype = [ctypes.c_void_p], None
+        own, most = None, 0
+        try:
+            own = ctypes.addressof(ctypes.c_int.in_dll(dll, "blas_num_threads"))
+            config.restype = ctypes.c_char_p
+            found = re.search(rb"MAX_THREADS=(\d+)", config() or b"")
+            most = int(found.group(1)) if found else 0
+        except (ValueError, AttributeError):  # pragma: no cover - not exported: BLAS jobs take indices 0..
+            own = None
+        return setter, own, most
+    return None
 
 
 def route_blas(on: bool) -> bool:
@@ -197,11 +217,15 @@ def route_blas(on: bool) -> bool:
         return False
     if _compiled["callback"] is None:
         _compiled["callback"] = ctypes.cast(lib.lucid_blas_threads, ctypes.c_void_p)
-    setters = _callback_setters()
-    for setter in setters:
-        setter(_compiled["callback"] if on else None)
-    _compiled["routed"] = setters if on else []
-    return bool(_compiled["routed"])
+    hooks = _openblas_hooks()
+    if hooks is None:
+        _compiled["routed"] = []
+        return False
+    setter, own, most = hooks
+    lib.lucid_pool_blas_info(own, most)
+    setter(_compiled["callback"] if on else None)
+    _compiled["routed"] = [setter] if on else []
+    return on
 
 
 def compiled_parts(n_items: int, work: int) -> int:

@@ -24,6 +24,7 @@ LUCID_EXPORT int lucid_pool_threads(int n) { return (void)n, 1; }
 LUCID_EXPORT void lucid_pool_set_spin(double seconds) { (void)seconds; }
 LUCID_EXPORT void lucid_pool_park(void) {}
 LUCID_EXPORT long lucid_pool_blas_calls(void) { return 0; }
+LUCID_EXPORT void lucid_pool_blas_info(const int *own_threads, int max_threads) { (void)own_threads, (void)max_threads; }
 #else
 #include <pthread.h>
 #include <sched.h>
@@ -198,14 +199,18 @@ struct blas_jobs {
     blas_dojob dojob;
     char *jobs;
     size_t size;
-    int data;
+    int data, first;
 };
+
+/* OpenBLAS's thread count (its `blas_num_threads`) and its MAX_THREADS, from lucid_pool_blas_info. */
+static const volatile int *blas_own;
+static int blas_max = 0;
 
 static void blas_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     const struct blas_jobs *j = p;
     (void)part;
     for (ptrdiff_t i = lo; i < hi; i++)
-        j->dojob((int)i, j->jobs + (size_t)i * j->size, j->data);
+        j->dojob(j->first + (int)i, j->jobs + (size_t)i * j->size, j->data);
 }
 
 static void *blas_thread(void *p) {
@@ -215,7 +220,16 @@ static void *blas_thread(void *p) {
 }
 
 LUCID_EXPORT void lucid_blas_threads(int sync, blas_dojob dojob, int numjobs, size_t size, void *jobs, int data) {
-    struct blas_jobs j = {dojob, jobs, size, data};
+    /* Job i runs as OpenBLAS thread `first + i`: past the indices of OpenBLAS's own workers (0 .. its thread count
+     * - 2), which it still uses for the jobs it queues itself (LU's getrf_parallel), so that another thread's LU
+     * running on them at the same time keeps its per-thread state (without it: a hang, measured). */
+    int first = 0;
+    if (blas_own != NULL) {
+        const int own = *blas_own - 1;
+        if (own > 0 && own + numjobs <= blas_max)
+            first = own;
+    }
+    struct blas_jobs j = {dojob, jobs, size, data, first};
     (void)sync; /* OpenBLAS always asks for a synchronous run */
     __atomic_add_fetch(&blas_calls, 1, __ATOMIC_RELAXED);
     if (numjobs <= 1) {
@@ -237,6 +251,13 @@ LUCID_EXPORT void lucid_blas_threads(int sync, blas_dojob dojob, int numjobs, si
     blas_part(&j, 0, 1, 0);
     for (int i = 0; i < made; i++)
         pthread_join(t[i], NULL);
+}
+
+/* Where OpenBLAS keeps its thread count (its exported `blas_num_threads`), and its MAX_THREADS (from
+ * openblas_get_config): the BLAS jobs then run as thread indices its own workers do not use. */
+LUCID_EXPORT void lucid_pool_blas_info(const int *own_threads, int max_threads) {
+    blas_own = own_threads;
+    blas_max = max_threads;
 }
 
 /* 1: the pool works here (POSIX threads). */

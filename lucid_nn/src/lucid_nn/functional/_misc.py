@@ -129,8 +129,11 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: int | None = None, max_nor
     n = weight.shape[0]
     if x.size:
         lo, hi = int(lc.min(x).item()), int(lc.max(x).item())
-        if lo < -n or hi >= n:
-            raise IndexError(f"embedding: index out of range: indices span [{lo}, {hi}] but there are {n} rows")
+        if lo < 0 or hi >= n:  # negative indices too, as PyTorch (they are not counted from the end)
+            raise IndexError(
+                f"embedding: index out of range: indices span [{lo}, {hi}] but there are {n} rows "
+                f"(expected 0 <= index < {n})"
+            )
     if max_norm is not None:
         # PyTorch renormalises, in place, only the rows this lookup touches
         with lc.no_grad():
