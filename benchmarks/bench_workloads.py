@@ -214,8 +214,8 @@ LABELS = {
 class WorkerStep:
     """A workload run in its own process: allocator, thread pools and caches belong to one framework.
 
-    The worker builds the step once, then times one step per request and reports the seconds, so
-    the alternating cycles compare the frameworks without the pipe's latency. ``threads`` None leaves
+    The worker builds the step once, then times a few steps per request (``STEPS_PER_REQUEST``) and reports
+    their median in seconds, so the alternating cycles compare the frameworks without the pipe's latency. ``threads`` None leaves
     both libraries at their defaults (as a user gets them); a number sets PyTorch's and Lucid's.
 
     Between its requests a worker is stopped (SIGSTOP, resumed with SIGCONT): thread pools keep spinning
@@ -315,13 +315,17 @@ def _warm_up(framework: str) -> None:
         opt.step()
 
 
-#: steps a worker runs per request, reporting their median: W3's 5 ms chain, timed alone right after the
-#: worker is resumed, measures cold caches more than the framework (a user runs it in a loop)
+#: steps a worker runs back to back per request, reporting their median: a step timed alone right after the
+#: worker is resumed runs with cold caches and with its thread pools asleep (both frameworks' workers sleep
+#: while stopped), which measures the pause more than the framework; a user runs steps in a loop. W3's 5 ms
+#: chain takes five (session 6), the train steps three (session 8: Lucid's GPT step right after a resume
+#: was as slow at two threads as at one, while back-to-back steps gain 10-20 % from the second core)
 STEPS_PER_REQUEST = {"W3": 5}
+DEFAULT_STEPS_PER_REQUEST = 3
 
 
 def serve(framework: str, workload: str) -> None:
-    """The worker side of :class:`WorkerStep`: build the step, then time one step per ``run`` line.
+    """The worker side of :class:`WorkerStep`: build the step, then time its steps for each ``run`` line.
 
     ``mem`` answers the peak RSS since the step was built, above the RSS after the framework's import and a
     tiny warm-up step (:func:`_warm_up`), in bytes; ``ready`` answers ``ready``.
@@ -338,7 +342,7 @@ def serve(framework: str, workload: str) -> None:
         cmd = line.strip()
         if cmd == "run":
             times = []
-            for _ in range(STEPS_PER_REQUEST.get(workload, 1)):
+            for _ in range(STEPS_PER_REQUEST.get(workload, DEFAULT_STEPS_PER_REQUEST)):
                 t0 = time.perf_counter()
                 step()
                 times.append(time.perf_counter() - t0)

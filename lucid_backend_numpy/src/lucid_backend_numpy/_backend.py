@@ -281,9 +281,16 @@ def _kernels(np: Any) -> dict[str, Any]:
         if gy.dtype != x.dtype or gy.shape != x.shape or gy.ndim == 0 or gy.dtype.itemsize not in uint_of:
             return np.where(x > 0, gy, np.zeros_like(gy))
         g, xs = np.ascontiguousarray(gy).reshape(-1), np.ascontiguousarray(x).reshape(-1)
-        if _compiled(native, np, g, xs) and not _parallel.pool_busy():  # the same bits in one pass (compiled pool)
+        if _compiled(native, np, g, xs):  # the same bits in one pass
             gx = np.empty_like(g)
-            native.lucid_par_relu_grad_f32(_ptr(g), _ptr(xs), _ptr(gx), g.size, cparts(g.size, 3 * g.size))
+            if not _parallel.pool_busy():  # split in C over the compiled pool
+                native.lucid_par_relu_grad_f32(_ptr(g), _ptr(xs), _ptr(gx), g.size, cparts(g.size, 3 * g.size))
+                return gx.reshape(gy.shape)
+
+            def part_compiled(lo: int, hi: int) -> None:  # a CNN step: the Python pool holds the cores
+                native.lucid_relu_grad_f32(_ptr(g, lo), _ptr(xs, lo), _ptr(gx, lo), hi - lo)
+
+            parallel_batches(part_compiled, g.size, g.size)
             return gx.reshape(gy.shape)
         itype = uint_of[gy.dtype.itemsize]
         bits = g.view(itype)
