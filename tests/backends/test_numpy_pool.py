@@ -28,6 +28,8 @@ def two_threads():
     b.ensure_loaded()
     before = lc.get_num_threads()
     lc.set_num_threads(2)
+    _parallel._state["busy_until"] = 0.0  # an earlier test's Python-pool split is over: BLAS gets its threads
+    _parallel.settle_blas()  # (its thread count picks OpenBLAS's code path, so the bits: products compare alike)
     yield _parallel._compiled["lib"]
     lc.set_num_threads(before)
 
@@ -108,13 +110,15 @@ def test_a_blas_call_from_inside_a_pool_job_still_runs_its_jobs_at_once(two_thre
         inner_together.wait()
         inner_seen.append(thread)
 
+    buf = (ctypes.c_char * 16)()
+    base = ctypes.addressof(buf)
+
     @_DOJOB
     def outer(thread: int, job: int, data: int) -> None:
-        if thread == 1:
+        if job == base + 8:  # job 1, on a pool worker
             fn(1, inner, 2, 8, job, 0)
 
-    buf = (ctypes.c_char * 16)()
-    fn(1, outer, 2, 8, ctypes.addressof(buf), 0)
+    fn(1, outer, 2, 8, base, 0)
     first = _first_thread_index(2)
     assert sorted(inner_seen) == [first, first + 1]
 
@@ -158,11 +162,15 @@ def test_a_forked_child_starts_its_own_workers(two_threads, monkeypatch):
     want = (a @ b).tobytes(), k["layer_norm"](x, None, None, 1e-5)[0].tobytes()  # the parent's workers run now
     pid = os.fork()
     if pid == 0:  # the child has none of those threads: its calls must start new ones, not wait on them
-        import signal
+        code = 1
+        try:
+            import signal
 
-        signal.alarm(30)
-        got = (a @ b).tobytes(), k["layer_norm"](x, None, None, 1e-5)[0].tobytes()
-        os._exit(0 if got == want else 1)
+            signal.alarm(30)  # a hang ends the child (and fails the test) instead of the suite
+            got = (a @ b).tobytes(), k["layer_norm"](x, None, None, 1e-5)[0].tobytes()
+            code = 0 if got == want else 1
+        finally:
+            os._exit(code)  # never back into pytest in the child
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
 

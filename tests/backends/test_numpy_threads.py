@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -201,11 +202,13 @@ def test_a_cnn_train_step_is_bit_identical_split(split_everything):
     _assert_same_bits(one, three)
 
 
+@pytest.mark.parametrize("busy", [False, True], ids=["compiled pool", "Python pool busy"])
 @pytest.mark.parametrize("compiled", ["1", "0"], ids=["compiled kernels", "NumPy kernels"])
-def test_row_and_element_kernels_are_bit_identical_split(split_everything, numpy_backend, compiled, monkeypatch):
+def test_row_and_element_kernels_are_bit_identical_split(split_everything, numpy_backend, compiled, busy, monkeypatch):
     """GELU, layer norm, softmax, attention, ReLU and 2x2 max-pool split over 3 threads give the one-thread
     bits (row sums are BLAS products, so rows are split at multiples of 64: enough rows to cut here), with
-    the compiled float32 kernels (``_ckernels.c``) and with the NumPy ones."""
+    the compiled float32 kernels (``_ckernels.c``: split in C over the compiled pool, or, while the Python
+    pool is busy, one compiled call per slice on its threads) and with the NumPy ones."""
     rng = np.random.default_rng(4)
     if compiled == "1" and _native.load() is None:
         pytest.skip("lucid_backend_numpy's compiled kernels are not built (no C compiler at install)")
@@ -247,10 +250,11 @@ def test_row_and_element_kernels_are_bit_identical_split(split_everything, numpy
     checks["max_pool_tiles_grad"] = lambda: k["max_pool_tiles_grad"](gp, xp, yp, (2, 2), (4, 4))
     checks["relu_grad"] = lambda: k["relu_grad"](np.repeat(gy, 120, axis=0), np.repeat(x, 120, axis=0))
     for name, fn in checks.items():
-        monkeypatch.setitem(_parallel._state, "busy_until", 0.0)  # the last check's Python-pool split is over
+        # the last check's Python-pool split is over, or the pool stays busy throughout
+        monkeypatch.setitem(_parallel._state, "busy_until", time.monotonic() + 600 if busy else 0.0)
         if compiled == "1" and _parallel._compiled["routed"]:  # compiled kernels split in C (_pool.c)
             lc.set_num_threads(3)
-            assert _parallel.compiled_parts(300, 300 * 37) == 3
+            assert _parallel.compiled_parts(300, 300 * 37) == (1 if busy else 3)
         one, three = _both(fn)
         assert one.dtype == three.dtype and one.shape == three.shape, name
         assert one.tobytes() == three.tobytes(), name

@@ -205,7 +205,7 @@ def _kernels(np: Any) -> dict[str, Any]:
 
     native = _native.load()  # compiled float32 loops (``_ckernels.c``), or None: then NumPy's passes
     _parallel.attach_native(native)  # their thread pool, shared with OpenBLAS where it can be
-    cparts = _parallel.compiled_parts
+    cparts, run_compiled = _parallel.compiled_parts, _parallel.run_compiled
 
     try:
         from scipy import special as _special  # optional: exact erf when SciPy is present
@@ -283,14 +283,8 @@ def _kernels(np: Any) -> dict[str, Any]:
         g, xs = np.ascontiguousarray(gy).reshape(-1), np.ascontiguousarray(x).reshape(-1)
         if _compiled(native, np, g, xs):  # the same bits in one pass
             gx = np.empty_like(g)
-            if not _parallel.pool_busy():  # split in C over the compiled pool
-                native.lucid_par_relu_grad_f32(_ptr(g), _ptr(xs), _ptr(gx), g.size, cparts(g.size, 3 * g.size))
-                return gx.reshape(gy.shape)
-
-            def part_compiled(lo: int, hi: int) -> None:  # a CNN step: the Python pool holds the cores
-                native.lucid_relu_grad_f32(_ptr(g, lo), _ptr(xs, lo), _ptr(gx, lo), hi - lo)
-
-            parallel_batches(part_compiled, g.size, g.size)
+            pg, px, po = _ptr(g), _ptr(xs), _ptr(gx)
+            run_compiled(lambda lo, hi, k: native.lucid_par_relu_grad_f32(pg, px, po, hi, lo, k), g.size, g.size)
             return gx.reshape(gy.shape)
         itype = uint_of[gy.dtype.itemsize]
         bits = g.view(itype)
@@ -316,7 +310,7 @@ def _kernels(np: Any) -> dict[str, Any]:
         beta2, omb2, neg_step, bc2, eps = rest
         c = np.array([w, 1.0 - w, beta2, omb2, neg_step, bc2, eps], dtype=np.float32)  # as NumPy casts them
         parts = cparts(p.size, 4 * p.size)  # the compiled pool: BLAS keeps its threads (_parallel)
-        native.lucid_par_adam_step_f32(_ptr(p), _ptr(g), _ptr(m), _ptr(v), p.size, _ptr(c), w >= 0.5, parts)
+        native.lucid_par_adam_step_f32(_ptr(p), _ptr(g), _ptr(m), _ptr(v), p.size, _ptr(c), w >= 0.5, 0, parts)
         return p, m, v
 
     def sgd_step(p: Any, g: Any, buf: Any, momentum: float, scale: float, lr: float, nesterov: bool) -> Any:
@@ -325,7 +319,7 @@ def _kernels(np: Any) -> dict[str, Any]:
         c = np.array([momentum, scale, lr], dtype=np.float32)
         flags = (scale != 1) | (2 if nesterov else 0) | (4 if lr != 1 else 0)
         parts = cparts(p.size, 3 * p.size)
-        native.lucid_par_sgd_step_f32(_ptr(p), _ptr(g), _ptr(buf), p.size, _ptr(c), flags, parts)
+        native.lucid_par_sgd_step_f32(_ptr(p), _ptr(g), _ptr(buf), p.size, _ptr(c), flags, 0, parts)
         return p, buf
 
     fallback = _NumpyDevice()  # the composed defaults, for the cases the fused kernels leave to them
@@ -512,7 +506,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
     from lucid_core.kernels import ERF_A, ERF_P
 
     ones_cache: dict[tuple[int, Any], Any] = {}
-    cparts = _parallel.compiled_parts  # compiled kernels split in C over the compiled pool
+    run_compiled = _parallel.run_compiled  # compiled kernels split in C over the compiled pool
 
     def compiled(*arrays: Any) -> bool:
         return _compiled(native, np, *arrays)
@@ -551,7 +545,8 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
     def softmax_rows(e: Any) -> Any:
         """Row-wise softmax of a fresh (n, d) float matrix, in place."""
         if compiled(e):
-            native.lucid_par_softmax_rows_f32(_ptr(e), *e.shape, cparts(e.shape[0], e.size))
+            pe, d = _ptr(e), e.shape[1]
+            run_compiled(lambda lo, hi, k: native.lucid_par_softmax_rows_f32(pe, hi, d, lo, k), e.shape[0], e.size)
             return e
         np.subtract(e, finite_max(e), out=e)
         np.exp(e, out=e)
@@ -574,7 +569,8 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
 
     def log_softmax_rows(s: Any) -> Any:
         if compiled(s):
-            native.lucid_par_log_softmax_rows_f32(_ptr(s), *s.shape, cparts(s.shape[0], s.size))
+            ps, d = _ptr(s), s.shape[1]
+            run_compiled(lambda lo, hi, k: native.lucid_par_log_softmax_rows_f32(ps, hi, d, lo, k), s.shape[0], s.size)
             return s
         np.subtract(s, finite_max(s), out=s)
         lse = np.log(row_sums(np.exp(s)))
@@ -593,7 +589,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         if compiled(m, weight, bias) and all(a is None or a.shape == (d,) for a in (weight, bias)):
             n = m.shape[0]
             ptrs = (_ptr(m), _ptr(weight), _ptr(bias), _ptr(y), _ptr(mean), _ptr(rstd))
-            native.lucid_par_layer_norm_f32(*ptrs, n, d, eps, cparts(n, 2 * m.size))
+            run_compiled(lambda lo, hi, k: native.lucid_par_layer_norm_f32(*ptrs, hi, d, eps, lo, k), n, 2 * m.size)
             return y.reshape(x.shape), mean.reshape(lead), rstd.reshape(lead)
 
         def part(lo: int, hi: int) -> None:  # rows lo..hi
@@ -626,7 +622,7 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         if compiled(g, xm, mu, r, weight) and (weight is None or weight.shape == (d,)):
             n = g.shape[0]
             ptrs = (_ptr(g), _ptr(xm), _ptr(mu), _ptr(r), _ptr(weight), _ptr(gx), _ptr(gxh))
-            native.lucid_par_layer_norm_grad_f32(*ptrs, n, d, cparts(n, 4 * g.size))
+            run_compiled(lambda lo, hi, k: native.lucid_par_layer_norm_grad_f32(*ptrs, hi, d, lo, k), n, 4 * g.size)
             return gx.reshape(x.shape), col_sums(gxh), col_sums(g)
         xhat = np.empty_like(xm)  # the NumPy path's scratch
 
@@ -661,7 +657,9 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         """The same arithmetic in one compiled pass (``_ckernels.c``), split over the compiled pool."""
         xp, op, cp, gp = _ptr(flat), _ptr(out), _ptr(gelu_coefs), _ptr(g)
         inv = float(np.float32(_INV_SQRT_2PI))
-        native.lucid_par_gelu_f32(xp, gp, op, flat.size, cp, inv, cparts(flat.size, 3 * flat.size))
+        run_compiled(
+            lambda lo, hi, k: native.lucid_par_gelu_f32(xp, gp, op, hi, cp, inv, lo, k), flat.size, 3 * flat.size
+        )
 
     def gelu32(x: Any, gy: Any) -> Any:
         """Exact GELU (``gy`` None) or ``gy`` times its derivative, for float32, block by block.
@@ -806,12 +804,13 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         source, ev = k3.shape[1], v3.shape[2]
         out = np.empty((h, length, ev), dtype=np.float32)
         w = np.empty((h, length, source), dtype=np.float32)
-        parts = cparts(h, h * length * source)
-        scratch = np.empty(parts * e * (source + 4), dtype=np.float32)  # each slice's own
-        native.lucid_par_attention_f32(
-            _ptr(q3), _ptr(k3), _ptr(v3), _ptr(out), _ptr(w), _ptr(scratch),
-            h, length, source, e, ev, scale, bool(causal), parts,
-        )  # fmt: skip
+        ptrs = (_ptr(q3), _ptr(k3), _ptr(v3), _ptr(out), _ptr(w))
+
+        def call(lo: int, hi: int, parts: int) -> None:
+            scratch = np.empty(parts * e * (source + 4), dtype=np.float32)  # each slice's own
+            native.lucid_par_attention_f32(*ptrs, _ptr(scratch), hi, length, source, e, ev, scale, causal, lo, parts)
+
+        run_compiled(call, h, h * length * source)
         return out, w
 
     def sdpa(q: Any, k: Any, v: Any, scale: float, causal: bool) -> tuple[Any, Any]:
@@ -841,8 +840,10 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         # the scale on q (L x E), not on the (L x S) scores: one pass fewer, the same within rounding
         s = np.matmul(np.multiply(q, scale, dtype=q.dtype, order="C"), np.swapaxes(k, -1, -2), out=w)
         if causal and compiled(s):  # the mask in the loop: masked scores are not exponentiated
-            heads = s.size // (s.shape[-2] * s.shape[-1])
-            native.lucid_par_softmax_causal_f32(_ptr(s), heads, *s.shape[-2:], cparts(heads, s.size))
+            heads, (rows, cols), ps = s.size // (s.shape[-2] * s.shape[-1]), s.shape[-2:], _ptr(s)
+            run_compiled(
+                lambda lo, hi, k: native.lucid_par_softmax_causal_f32(ps, hi, rows, cols, lo, k), heads, s.size
+            )
             return np.matmul(s, v, out=out), s
         if causal:
             s += causal_add(s.shape[-2], s.shape[-1], s.dtype)
@@ -855,12 +856,15 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         source, ev = k3.shape[1], v3.shape[2]
         grads = (np.empty_like(q3), np.empty_like(k3), np.empty_like(v3))
         gq, gk, gv = grads
-        parts = cparts(h, 2 * h * length * source)
-        scratch = np.empty(parts * ((ev + length) * source + 4 * ev), dtype=np.float32)  # each slice's own
-        native.lucid_par_attention_grad_f32(
-            _ptr(g3), _ptr(q3), _ptr(k3), _ptr(v3), _ptr(w3), _ptr(gq), _ptr(gk), _ptr(gv), _ptr(scratch),
-            h, length, source, e, ev, scale, bool(causal), parts,
-        )  # fmt: skip
+        ptrs = (_ptr(g3), _ptr(q3), _ptr(k3), _ptr(v3), _ptr(w3), _ptr(gq), _ptr(gk), _ptr(gv))
+
+        def call(lo: int, hi: int, parts: int) -> None:
+            scratch = np.empty(parts * ((ev + length) * source + 4 * ev), dtype=np.float32)  # each slice's own
+            native.lucid_par_attention_grad_f32(
+                *ptrs, _ptr(scratch), hi, length, source, e, ev, scale, causal, lo, parts
+            )
+
+        run_compiled(call, h, 2 * h * length * source)
         return grads
 
     def sdpa_grad(gy: Any, q: Any, k: Any, v: Any, w: Any, scale: float, causal: bool = False) -> tuple[Any, Any, Any]:
@@ -889,8 +893,10 @@ def _nn_kernels(np: Any, erf: Any, fallback: Any, native: Any) -> dict[str, Any]
         gv = np.matmul(np.swapaxes(w, -1, -2), gy, out=gv_out)
         dw = np.matmul(gy, np.swapaxes(v, -1, -2))
         if compiled(dw, w) and dw.shape == w.shape:
-            n = dw.size // dw.shape[-1]
-            native.lucid_par_softmax_grad_rows_f32(_ptr(dw), _ptr(w), n, dw.shape[-1], scale, cparts(n, 2 * dw.size))
+            n, d, pd, pw = dw.size // dw.shape[-1], dw.shape[-1], _ptr(dw), _ptr(w)
+            run_compiled(
+                lambda lo, hi, k: native.lucid_par_softmax_grad_rows_f32(pd, pw, hi, d, scale, lo, k), n, 2 * dw.size
+            )
         else:
             ds = (dw * w).reshape(-1, w.shape[-1])
             dw -= row_sums(ds).reshape((*w.shape[:-1], 1))

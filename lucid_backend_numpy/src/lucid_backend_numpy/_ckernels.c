@@ -857,9 +857,10 @@ LUCID_KERNEL(sgd_step_f32, (float *p, const float *g, float *b, ptrdiff_t n, con
              (p, g, b, n, c, flags))
 
 /* ---------------------------------------------------------------------------------------------------
- * The same kernels split over the thread pool (_pool.c): `parts` slices of the rows, heads or elements, each
- * computed exactly as the whole call computes it (rows, heads and elements are independent), so the bits do not
- * depend on the split. `parts` is the caller's choice (_parallel.compiled_parts); 1 runs on the calling thread.
+ * The same kernels split over the thread pool (_pool.c): items lo..n (rows, heads or elements; the kernel's count
+ * is the end) in `parts` slices, each computed exactly as the whole call computes it (rows, heads and elements are
+ * independent), so the bits do not depend on the split. `parts` is the caller's choice (_parallel.run_compiled);
+ * 1 runs on the calling thread.
  * ------------------------------------------------------------------------------------------------- */
 struct rows_args {
     float *m;
@@ -872,27 +873,27 @@ static void softmax_rows_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     (void)part;
     lucid_softmax_rows_f32(a->m + lo * a->d, hi - lo, a->d);
 }
-LUCID_EXPORT void lucid_par_softmax_rows_f32(float *m, ptrdiff_t n, ptrdiff_t d, int parts) {
+LUCID_EXPORT void lucid_par_softmax_rows_f32(float *m, ptrdiff_t n, ptrdiff_t d, ptrdiff_t lo, int parts) {
     struct rows_args a = {m, NULL, d, 0, 0, 0.0f};
-    lucid_pool_for(softmax_rows_part, &a, n, parts, 1);
+    lucid_pool_for(softmax_rows_part, &a, lo, n, parts, 1);
 }
 static void log_softmax_rows_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     const struct rows_args *a = p;
     (void)part;
     lucid_log_softmax_rows_f32(a->m + lo * a->d, hi - lo, a->d);
 }
-LUCID_EXPORT void lucid_par_log_softmax_rows_f32(float *m, ptrdiff_t n, ptrdiff_t d, int parts) {
+LUCID_EXPORT void lucid_par_log_softmax_rows_f32(float *m, ptrdiff_t n, ptrdiff_t d, ptrdiff_t lo, int parts) {
     struct rows_args a = {m, NULL, d, 0, 0, 0.0f};
-    lucid_pool_for(log_softmax_rows_part, &a, n, parts, 1);
+    lucid_pool_for(log_softmax_rows_part, &a, lo, n, parts, 1);
 }
 static void softmax_causal_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     const struct rows_args *a = p;
     (void)part;
     lucid_softmax_causal_f32(a->m + lo * a->l * a->s, hi - lo, a->l, a->s);
 }
-LUCID_EXPORT void lucid_par_softmax_causal_f32(float *m, ptrdiff_t heads, ptrdiff_t l, ptrdiff_t s, int parts) {
+LUCID_EXPORT void lucid_par_softmax_causal_f32(float *m, ptrdiff_t heads, ptrdiff_t l, ptrdiff_t s, ptrdiff_t lo, int parts) {
     struct rows_args a = {m, NULL, 0, l, s, 0.0f};
-    lucid_pool_for(softmax_causal_part, &a, heads, parts, 1);
+    lucid_pool_for(softmax_causal_part, &a, lo, heads, parts, 1);
 }
 static void softmax_grad_rows_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     const struct rows_args *a = p;
@@ -900,9 +901,9 @@ static void softmax_grad_rows_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part
     lucid_softmax_grad_rows_f32(a->m + lo * a->d, a->w + lo * a->d, hi - lo, a->d, a->scale);
 }
 LUCID_EXPORT void lucid_par_softmax_grad_rows_f32(float *dw, const float *w, ptrdiff_t n, ptrdiff_t d, float scale,
-                                                  int parts) {
+                                                  ptrdiff_t lo, int parts) {
     struct rows_args a = {dw, w, d, 0, 0, scale};
-    lucid_pool_for(softmax_grad_rows_part, &a, n, parts, 1);
+    lucid_pool_for(softmax_grad_rows_part, &a, lo, n, parts, 1);
 }
 
 struct norm_args {
@@ -918,9 +919,9 @@ static void layer_norm_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
                          a->d, a->eps);
 }
 LUCID_EXPORT void lucid_par_layer_norm_f32(const float *x, const float *w, const float *b, float *y, float *mean,
-                                           float *rstd, ptrdiff_t n, ptrdiff_t d, float eps, int parts) {
+                                           float *rstd, ptrdiff_t n, ptrdiff_t d, float eps, ptrdiff_t lo, int parts) {
     struct norm_args a = {x, NULL, w, b, NULL, NULL, y, mean, rstd, NULL, d, eps};
-    lucid_pool_for(layer_norm_part, &a, n, parts, 1);
+    lucid_pool_for(layer_norm_part, &a, lo, n, parts, 1);
 }
 static void layer_norm_grad_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     const struct norm_args *a = p;
@@ -930,9 +931,9 @@ static void layer_norm_grad_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) 
 }
 LUCID_EXPORT void lucid_par_layer_norm_grad_f32(const float *g, const float *x, const float *mean, const float *rstd,
                                                 const float *w, float *gx, float *gxh, ptrdiff_t n, ptrdiff_t d,
-                                                int parts) {
+                                                ptrdiff_t lo, int parts) {
     struct norm_args a = {x, g, w, NULL, mean, rstd, gx, NULL, NULL, gxh, d, 0.0f};
-    lucid_pool_for(layer_norm_grad_part, &a, n, parts, 1);
+    lucid_pool_for(layer_norm_grad_part, &a, lo, n, parts, 1);
 }
 
 struct attention_args {
@@ -951,10 +952,10 @@ static void attention_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
 /* scratch: parts * E * (S + 4) floats */
 LUCID_EXPORT void lucid_par_attention_f32(const float *q, const float *k, const float *v, float *out, float *w,
                                           float *scratch, ptrdiff_t heads, ptrdiff_t l, ptrdiff_t s, ptrdiff_t e,
-                                          ptrdiff_t ev, float scale, int causal, int parts) {
+                                          ptrdiff_t ev, float scale, int causal, ptrdiff_t lo, int parts) {
     struct attention_args a = {NULL, q, k, v, NULL, out, w, NULL, NULL, NULL, scratch, l, s, e, ev, e * (s + 4),
                                scale, causal};
-    lucid_pool_for(attention_part, &a, heads, parts, 1);
+    lucid_pool_for(attention_part, &a, lo, heads, parts, 1);
 }
 static void attention_grad_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     const struct attention_args *a = p;
@@ -967,10 +968,10 @@ static void attention_grad_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
 LUCID_EXPORT void lucid_par_attention_grad_f32(const float *gy, const float *q, const float *k, const float *v,
                                                const float *w, float *gq, float *gk, float *gv, float *scratch,
                                                ptrdiff_t heads, ptrdiff_t l, ptrdiff_t s, ptrdiff_t e, ptrdiff_t ev,
-                                               float scale, int causal, int parts) {
+                                               float scale, int causal, ptrdiff_t lo, int parts) {
     struct attention_args a = {gy, q, k, v, w, NULL, NULL, gq, gk, gv, scratch, l, s, e, ev, (ev + l) * s + 4 * ev,
                                scale, causal};
-    lucid_pool_for(attention_grad_part, &a, heads, parts, 1);
+    lucid_pool_for(attention_grad_part, &a, lo, heads, parts, 1);
 }
 
 struct elementwise_args {
@@ -985,27 +986,27 @@ static void gelu_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     lucid_gelu_f32(a->x + lo, a->g == NULL ? NULL : a->g + lo, a->out + lo, hi - lo, a->c, a->inv);
 }
 LUCID_EXPORT void lucid_par_gelu_f32(const float *x, const float *g, float *out, ptrdiff_t n, const float *c,
-                                     float inv_sqrt_2pi, int parts) {
+                                     float inv_sqrt_2pi, ptrdiff_t lo, int parts) {
     struct elementwise_args a = {NULL, NULL, NULL, out, x, g, c, inv_sqrt_2pi, 0};
-    lucid_pool_for(gelu_part, &a, n, parts, 16);
+    lucid_pool_for(gelu_part, &a, lo, n, parts, 16);
 }
 static void relu_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     const struct elementwise_args *a = p;
     (void)part;
     lucid_relu_f32(a->x + lo, a->out + lo, hi - lo);
 }
-LUCID_EXPORT void lucid_par_relu_f32(const float *x, float *y, ptrdiff_t n, int parts) {
+LUCID_EXPORT void lucid_par_relu_f32(const float *x, float *y, ptrdiff_t n, ptrdiff_t lo, int parts) {
     struct elementwise_args a = {NULL, NULL, NULL, y, x, NULL, NULL, 0.0f, 0};
-    lucid_pool_for(relu_part, &a, n, parts, 16);
+    lucid_pool_for(relu_part, &a, lo, n, parts, 16);
 }
 static void relu_grad_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     const struct elementwise_args *a = p;
     (void)part;
     lucid_relu_grad_f32(a->g + lo, a->x + lo, a->out + lo, hi - lo);
 }
-LUCID_EXPORT void lucid_par_relu_grad_f32(const float *g, const float *x, float *out, ptrdiff_t n, int parts) {
+LUCID_EXPORT void lucid_par_relu_grad_f32(const float *g, const float *x, float *out, ptrdiff_t n, ptrdiff_t lo, int parts) {
     struct elementwise_args a = {NULL, NULL, NULL, out, x, g, NULL, 0.0f, 0};
-    lucid_pool_for(relu_grad_part, &a, n, parts, 16);
+    lucid_pool_for(relu_grad_part, &a, lo, n, parts, 16);
 }
 static void adam_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     const struct elementwise_args *a = p;
@@ -1013,9 +1014,9 @@ static void adam_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     lucid_adam_step_f32(a->p + lo, a->g + lo, a->m + lo, a->v + lo, hi - lo, a->c, a->flags);
 }
 LUCID_EXPORT void lucid_par_adam_step_f32(float *p, const float *g, float *m, float *v, ptrdiff_t n, const float *c,
-                                          int far, int parts) {
+                                          int far, ptrdiff_t lo, int parts) {
     struct elementwise_args a = {p, m, v, NULL, NULL, g, c, 0.0f, far};
-    lucid_pool_for(adam_part, &a, n, parts, 16);
+    lucid_pool_for(adam_part, &a, lo, n, parts, 16);
 }
 static void sgd_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     const struct elementwise_args *a = p;
@@ -1023,9 +1024,9 @@ static void sgd_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     lucid_sgd_step_f32(a->p + lo, a->g + lo, a->m + lo, hi - lo, a->c, a->flags);
 }
 LUCID_EXPORT void lucid_par_sgd_step_f32(float *p, const float *g, float *b, ptrdiff_t n, const float *c, int flags,
-                                         int parts) {
+                                         ptrdiff_t lo, int parts) {
     struct elementwise_args a = {p, b, NULL, NULL, NULL, g, c, 0.0f, flags};
-    lucid_pool_for(sgd_part, &a, n, parts, 16);
+    lucid_pool_for(sgd_part, &a, lo, n, parts, 16);
 }
 
 /* A module object so that the file builds and imports as an ordinary extension; its functions are

@@ -18,7 +18,7 @@ from typing import Any
 from lucid_core.kernels import conv_out
 
 from ._native import compiled, ptr
-from ._parallel import compiled_parts, parallel_batches, pool_busy
+from ._parallel import parallel_batches, run_compiled
 
 Pads = tuple[tuple[int, int], ...]
 
@@ -291,8 +291,9 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
             zeros.flags.writeable = False
             zeros_cache[key] = zeros
         y = np.empty(x.shape, dtype=x.dtype)
-        if compiled(native, np, x) and not pool_busy():  # NumPy's bits in one pass, split over the compiled pool
-            native.lucid_par_relu_f32(ptr(x), ptr(y), x.size, compiled_parts(x.size, 2 * x.size))
+        if compiled(native, np, x):  # NumPy's bits in one compiled pass
+            px, py = ptr(x), ptr(y)
+            run_compiled(lambda lo, hi, k: native.lucid_par_relu_f32(px, py, hi, lo, k), x.size, 2 * x.size)
             return y
         # an array operand takes NumPy's vectorised loop; the scalar 0 a ~2.5x slower one
         if x.flags.c_contiguous:  # split anywhere

@@ -62,7 +62,9 @@ def load() -> Any:
         "lucid_sgd_step_f32": [p, p, p, n, p, ctypes.c_int],  # p, g, buf (in place), size, constants, flags
     }
     i = ctypes.c_int
-    split = {  # the same kernels split over the pool (_pool.c): the arguments above, then the number of slices
+    # the same kernels split over the pool (_pool.c): the arguments above, the count read as the end of the items,
+    # then the first item and the number of slices
+    split = {
         "lucid_gelu_f32": "lucid_par_gelu_f32",
         "lucid_softmax_rows_f32": "lucid_par_softmax_rows_f32",
         "lucid_softmax_causal_f32": "lucid_par_softmax_causal_f32",
@@ -82,7 +84,7 @@ def load() -> Any:
         fn.argtypes, fn.restype = argtypes, None
         if name in split:
             fn = getattr(lib, split[name])
-            fn.argtypes, fn.restype = [*argtypes, i], None
+            fn.argtypes, fn.restype = [*argtypes, n, i], None
     # the pool: available (POSIX threads), threads (returns the previous count), spin seconds, park, BLAS calls
     lib.lucid_pool_available.argtypes, lib.lucid_pool_available.restype = [], i
     lib.lucid_pool_threads.argtypes, lib.lucid_pool_threads.restype = [i], i

@@ -60,6 +60,7 @@ __all__ = [
     "num_threads",
     "parallel_batches",
     "pool_busy",
+    "run_compiled",
     "set_num_threads",
     "settle_blas",
 ]
@@ -241,6 +242,17 @@ def compiled_parts(n_items: int, work: int) -> int:
     if time.monotonic() < _state["busy_until"]:
         return 1
     return max(1, min(n, n_items, work // COMPILED_MIN_WORK))
+
+
+def run_compiled(call: Callable[[int, int, int], object], n_items: int, work: int) -> None:
+    """Run a compiled kernel over items ``0 .. n_items`` (rows, heads or elements; ``work`` elements touched):
+    ``call(lo, hi, parts)`` computes items ``lo .. hi`` in ``parts`` slices on the compiled pool. While this
+    Python pool is busy (a CNN step: its workers hold the cores) the slices run on its threads instead, one
+    compiled call each, as every kernel's did before the compiled pool."""
+    if time.monotonic() < _state["busy_until"] and chunks(n_items, work) > 1:
+        parallel_batches(lambda lo, hi: call(lo, hi, 1), n_items, work)
+        return
+    call(0, n_items, compiled_parts(n_items, work))
 
 
 def num_threads() -> int:

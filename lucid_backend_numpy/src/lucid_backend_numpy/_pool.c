@@ -15,9 +15,10 @@
 
 #if defined(_WIN32)
 #define LUCID_EXPORT __declspec(dllexport)
-void lucid_pool_for(lucid_part_fn fn, void *arg, ptrdiff_t n, int parts, ptrdiff_t align) {
+void lucid_pool_for(lucid_part_fn fn, void *arg, ptrdiff_t first, ptrdiff_t end, int parts, ptrdiff_t align) {
     (void)parts, (void)align;
-    fn(arg, 0, n, 0);
+    if (end > first)
+        fn(arg, first, end, 0);
 }
 LUCID_EXPORT int lucid_pool_available(void) { return 0; }
 LUCID_EXPORT int lucid_pool_threads(int n) { return (void)n, 1; }
@@ -145,7 +146,8 @@ static void wait_done(worker_t *w) {
 
 /* Run the slices split; 0 when the pool cannot take them now (the caller then runs them itself). `must`
  * waits for a split in another thread to end instead of giving up. */
-static int run_split(lucid_part_fn fn, void *arg, ptrdiff_t n, int parts, ptrdiff_t align, int must) {
+static int run_split(lucid_part_fn fn, void *arg, ptrdiff_t first, ptrdiff_t n, int parts, ptrdiff_t align,
+                     int must) {
     if (must ? pthread_mutex_lock(&submit) != 0 : pthread_mutex_trylock(&submit) != 0)
         return 0;
     start_workers(parts - 1);
@@ -160,8 +162,8 @@ static int run_split(lucid_part_fn fn, void *arg, ptrdiff_t n, int parts, ptrdif
         const ptrdiff_t lo = units * i / parts * align, hi = units * (i + 1) / parts * align;
         w->fn = fn;
         w->arg = arg;
-        w->lo = lo < n ? lo : n;
-        w->hi = hi < n ? hi : n;
+        w->lo = first + (lo < n ? lo : n);
+        w->hi = first + (hi < n ? hi : n);
         w->part = i;
         __atomic_store_n(&w->done, 0, __ATOMIC_RELAXED);
         __atomic_add_fetch(&w->seq, 1, __ATOMIC_SEQ_CST);
@@ -172,7 +174,7 @@ static int run_split(lucid_part_fn fn, void *arg, ptrdiff_t n, int parts, ptrdif
         pthread_mutex_unlock(&sleep_lock);
     }
     const ptrdiff_t hi0 = units / parts * align;
-    fn(arg, 0, hi0 < n ? hi0 : n, 0);
+    fn(arg, first, first + (hi0 < n ? hi0 : n), 0);
     for (int i = 1; i < parts; i++)
         wait_done(&workers[i - 1]);
     busy_here = 0;
@@ -180,7 +182,10 @@ static int run_split(lucid_part_fn fn, void *arg, ptrdiff_t n, int parts, ptrdif
     return 1;
 }
 
-void lucid_pool_for(lucid_part_fn fn, void *arg, ptrdiff_t n, int parts, ptrdiff_t align) {
+void lucid_pool_for(lucid_part_fn fn, void *arg, ptrdiff_t first, ptrdiff_t end, int parts, ptrdiff_t align) {
+    const ptrdiff_t n = end - first;
+    if (n <= 0)
+        return;
     if (align < 1)
         align = 1;
     const ptrdiff_t units = (n + align - 1) / align;
@@ -188,8 +193,8 @@ void lucid_pool_for(lucid_part_fn fn, void *arg, ptrdiff_t n, int parts, ptrdiff
         parts = wanted;
     if (parts > units)
         parts = (int)units;
-    if (parts <= 1 || busy_here || !run_split(fn, arg, n, parts, align, 0))
-        fn(arg, 0, n, 0);
+    if (parts <= 1 || busy_here || !run_split(fn, arg, first, n, parts, align, 0))
+        fn(arg, first, end, 0);
 }
 
 /* OpenBLAS's callback (openblas_set_threads_callback_function): run its `numjobs` jobs at once (they wait for one another's packed panels), job i as
@@ -236,7 +241,7 @@ LUCID_EXPORT void lucid_blas_threads(int sync, blas_dojob dojob, int numjobs, si
         blas_part(&j, 0, numjobs, 0);
         return;
     }
-    if (!busy_here && numjobs - 1 <= MAX_WORKERS && run_split(blas_part, &j, numjobs, numjobs, 1, 1))
+    if (!busy_here && numjobs - 1 <= MAX_WORKERS && run_split(blas_part, &j, 0, numjobs, numjobs, 1, 1))
         return;
     /* a call from inside a split, or workers that cannot start: a thread per job, as the jobs must overlap */
     pthread_t t[MAX_WORKERS];
