@@ -867,32 +867,29 @@ struct rows_args {
     const float *w;
     ptrdiff_t d, l, s;
     float scale;
+    void (*rows)(float *m, ptrdiff_t n, ptrdiff_t d); /* softmax or log-softmax, each row in place */
 };
-static void softmax_rows_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+static void rows_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     const struct rows_args *a = p;
     (void)part;
-    lucid_softmax_rows_f32(a->m + lo * a->d, hi - lo, a->d);
+    a->rows(a->m + lo * a->d, hi - lo, a->d);
 }
 LUCID_EXPORT void lucid_par_softmax_rows_f32(float *m, ptrdiff_t n, ptrdiff_t d, ptrdiff_t lo, int parts) {
-    struct rows_args a = {m, NULL, d, 0, 0, 0.0f};
-    lucid_pool_for(softmax_rows_part, &a, lo, n, parts, 1);
-}
-static void log_softmax_rows_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
-    const struct rows_args *a = p;
-    (void)part;
-    lucid_log_softmax_rows_f32(a->m + lo * a->d, hi - lo, a->d);
+    struct rows_args a = {m, NULL, d, 0, 0, 0.0f, lucid_softmax_rows_f32};
+    lucid_pool_for(rows_part, &a, lo, n, parts, 1);
 }
 LUCID_EXPORT void lucid_par_log_softmax_rows_f32(float *m, ptrdiff_t n, ptrdiff_t d, ptrdiff_t lo, int parts) {
-    struct rows_args a = {m, NULL, d, 0, 0, 0.0f};
-    lucid_pool_for(log_softmax_rows_part, &a, lo, n, parts, 1);
+    struct rows_args a = {m, NULL, d, 0, 0, 0.0f, lucid_log_softmax_rows_f32};
+    lucid_pool_for(rows_part, &a, lo, n, parts, 1);
 }
 static void softmax_causal_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     const struct rows_args *a = p;
     (void)part;
     lucid_softmax_causal_f32(a->m + lo * a->l * a->s, hi - lo, a->l, a->s);
 }
-LUCID_EXPORT void lucid_par_softmax_causal_f32(float *m, ptrdiff_t heads, ptrdiff_t l, ptrdiff_t s, ptrdiff_t lo, int parts) {
-    struct rows_args a = {m, NULL, 0, l, s, 0.0f};
+LUCID_EXPORT void lucid_par_softmax_causal_f32(float *m, ptrdiff_t heads, ptrdiff_t l, ptrdiff_t s, ptrdiff_t lo,
+                                               int parts) {
+    struct rows_args a = {m, NULL, 0, l, s, 0.0f, NULL};
     lucid_pool_for(softmax_causal_part, &a, lo, heads, parts, 1);
 }
 static void softmax_grad_rows_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
@@ -902,7 +899,7 @@ static void softmax_grad_rows_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part
 }
 LUCID_EXPORT void lucid_par_softmax_grad_rows_f32(float *dw, const float *w, ptrdiff_t n, ptrdiff_t d, float scale,
                                                   ptrdiff_t lo, int parts) {
-    struct rows_args a = {dw, w, d, 0, 0, scale};
+    struct rows_args a = {dw, w, d, 0, 0, scale, NULL};
     lucid_pool_for(softmax_grad_rows_part, &a, lo, n, parts, 1);
 }
 
@@ -1004,7 +1001,8 @@ static void relu_grad_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
     (void)part;
     lucid_relu_grad_f32(a->g + lo, a->x + lo, a->out + lo, hi - lo);
 }
-LUCID_EXPORT void lucid_par_relu_grad_f32(const float *g, const float *x, float *out, ptrdiff_t n, ptrdiff_t lo, int parts) {
+LUCID_EXPORT void lucid_par_relu_grad_f32(const float *g, const float *x, float *out, ptrdiff_t n, ptrdiff_t lo,
+                                          int parts) {
     struct elementwise_args a = {NULL, NULL, NULL, out, x, g, NULL, 0.0f, 0};
     lucid_pool_for(relu_grad_part, &a, lo, n, parts, 16);
 }

@@ -25,7 +25,9 @@ LUCID_EXPORT int lucid_pool_threads(int n) { return (void)n, 1; }
 LUCID_EXPORT void lucid_pool_set_spin(double seconds) { (void)seconds; }
 LUCID_EXPORT void lucid_pool_park(void) {}
 LUCID_EXPORT long lucid_pool_blas_calls(void) { return 0; }
-LUCID_EXPORT void lucid_pool_blas_info(const int *own_threads, int max_threads) { (void)own_threads, (void)max_threads; }
+LUCID_EXPORT void lucid_pool_blas_info(const int *own_threads, int max_threads) {
+    (void)own_threads, (void)max_threads;
+}
 #else
 #include <pthread.h>
 #include <sched.h>
@@ -197,8 +199,9 @@ void lucid_pool_for(lucid_part_fn fn, void *arg, ptrdiff_t first, ptrdiff_t end,
         fn(arg, first, end, 0);
 }
 
-/* OpenBLAS's callback (openblas_set_threads_callback_function): run its `numjobs` jobs at once (they wait for one another's packed panels), job i as
- * OpenBLAS's thread i (its per-thread buffers), job 0 on the calling thread. */
+/* OpenBLAS's callback (openblas_set_threads_callback_function): run its `numjobs` jobs at once (they wait for one
+ * another's packed panels), each as an OpenBLAS thread of its own (per-thread buffers), job 0 on the calling
+ * thread. */
 typedef void (*blas_dojob)(int thread, void *job, int data);
 struct blas_jobs {
     blas_dojob dojob;
