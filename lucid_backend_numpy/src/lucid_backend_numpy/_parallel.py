@@ -38,7 +38,8 @@ The compiled kernels (``_ckernels.c``) split in C instead, over the pool of ``_p
 slices; :func:`compiled_parts` decides how many), and OpenBLAS 0.3.28+ runs its jobs on that same pool
 (:func:`attach_native`), so products and compiled kernels share one set of spinning workers. This Python
 pool remains for the NumPy-level kernels (convolutions, pooling); when it starts splitting it parks the
-compiled pool's workers, and while it is busy the compiled kernels run on the calling thread.
+compiled pool's workers, and while it is busy the compiled kernels run their slices on its threads
+(:func:`run_compiled`), one compiled call each.
 """
 
 from __future__ import annotations
