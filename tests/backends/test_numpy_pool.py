@@ -230,3 +230,20 @@ def test_another_threads_lu_runs_beside_pool_products():
     time must not take those workers' per-thread slots (they did at first: the LU then waited forever)."""
     out = subprocess.run([sys.executable, "-c", _LU_AND_PRODUCT], capture_output=True, text=True, timeout=240)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+def test_parked_workers_wake_for_the_next_split(two_threads, monkeypatch):
+    """``lucid_pool_park`` (the Python pool taking the cores) puts spinning workers to sleep; the next split or
+    product wakes them and gives the same bits."""
+    if not _routed():
+        pytest.skip("compiled kernels split only with OpenBLAS's jobs on the pool")
+    monkeypatch.setattr(_parallel, "COMPILED_MIN_WORK", 1)
+    k = _backend._kernels(np)
+    x = np.random.default_rng(3).standard_normal((512, 64)).astype(np.float32)
+    lc.set_num_threads(1)
+    want = k["layer_norm"](x, None, None, 1e-5)[0].tobytes()
+    lc.set_num_threads(2)
+    for _ in range(3):
+        two_threads.lucid_pool_park()
+        assert _parallel.compiled_parts(512, 2 * x.size) == 2
+        assert k["layer_norm"](x, None, None, 1e-5)[0].tobytes() == want

@@ -282,6 +282,11 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
     def relu(x: Any) -> Any:
         if x.dtype.kind != "f" or x.size < 4096:
             return np.maximum(x, 0)
+        y = np.empty(x.shape, dtype=x.dtype)
+        if compiled(native, np, x):  # NumPy's bits in one compiled pass (no zeros array)
+            px, py = ptr(x), ptr(y)
+            run_compiled(lambda lo, hi, k: native.lucid_par_relu_f32(px, py, hi, lo, k), x.size, 2 * x.size)
+            return y
         key = (x.shape, x.dtype.str)
         zeros = zeros_cache.get(key)
         if zeros is None:
@@ -290,11 +295,6 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
             zeros = np.zeros(x.shape, dtype=x.dtype)
             zeros.flags.writeable = False
             zeros_cache[key] = zeros
-        y = np.empty(x.shape, dtype=x.dtype)
-        if compiled(native, np, x):  # NumPy's bits in one compiled pass
-            px, py = ptr(x), ptr(y)
-            run_compiled(lambda lo, hi, k: native.lucid_par_relu_f32(px, py, hi, lo, k), x.size, 2 * x.size)
-            return y
         # an array operand takes NumPy's vectorised loop; the scalar 0 a ~2.5x slower one
         if x.flags.c_contiguous:  # split anywhere
             x, zeros, out = x.reshape(-1), zeros.reshape(-1), y.reshape(-1)

@@ -85,10 +85,9 @@ def load() -> Any:
         if name in split:
             fn = getattr(lib, split[name])
             fn.argtypes, fn.restype = [*argtypes, n, i], None
-    # the pool: available (POSIX threads), threads (returns the previous count), spin seconds, park, BLAS calls
+    # the pool: available (POSIX threads), threads (returns the previous count), park, BLAS calls
     lib.lucid_pool_available.argtypes, lib.lucid_pool_available.restype = [], i
     lib.lucid_pool_threads.argtypes, lib.lucid_pool_threads.restype = [i], i
-    lib.lucid_pool_set_spin.argtypes, lib.lucid_pool_set_spin.restype = [ctypes.c_double], None
     lib.lucid_pool_park.argtypes, lib.lucid_pool_park.restype = [], None
     lib.lucid_pool_blas_calls.argtypes, lib.lucid_pool_blas_calls.restype = [], ctypes.c_long
     # where OpenBLAS keeps its thread count, its MAX_THREADS: BLAS jobs run as thread indices past its own

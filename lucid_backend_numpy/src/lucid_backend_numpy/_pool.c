@@ -22,7 +22,6 @@ void lucid_pool_for(lucid_part_fn fn, void *arg, ptrdiff_t first, ptrdiff_t end,
 }
 LUCID_EXPORT int lucid_pool_available(void) { return 0; }
 LUCID_EXPORT int lucid_pool_threads(int n) { return (void)n, 1; }
-LUCID_EXPORT void lucid_pool_set_spin(double seconds) { (void)seconds; }
 LUCID_EXPORT void lucid_pool_park(void) {}
 LUCID_EXPORT long lucid_pool_blas_calls(void) { return 0; }
 LUCID_EXPORT void lucid_pool_blas_info(const int *own_threads, int max_threads) {
@@ -61,7 +60,7 @@ static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t sleep_cond = PTHREAD_COND_INITIALIZER;
 static int sleepers;        /* workers asleep or going to sleep */
 static unsigned park_epoch; /* bumped by lucid_pool_park: spinning workers go to sleep */
-static long long spin_ns = 100000000LL;
+static const long long spin_ns = 100000000LL; /* how long workers spin after their last slice */
 static long blas_calls;
 static __thread int busy_here; /* this thread is a worker, or is submitting a split: no nested split */
 static int fork_handler;
@@ -277,9 +276,6 @@ LUCID_EXPORT int lucid_pool_threads(int n) {
     wanted = n < 1 ? 1 : n > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : n;
     return old;
 }
-
-/* How long workers spin after their last slice before they sleep. */
-LUCID_EXPORT void lucid_pool_set_spin(double seconds) { spin_ns = (long long)(seconds * 1e9); }
 
 /* Spinning workers go to sleep now (another pool is about to use the cores). */
 LUCID_EXPORT void lucid_pool_park(void) { __atomic_add_fetch(&park_epoch, 1, __ATOMIC_RELAXED); }
