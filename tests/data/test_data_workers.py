@@ -356,6 +356,23 @@ def test_worker_killed_by_a_signal_raises_instead_of_hanging():
     assert time.perf_counter() - t0 < 10
 
 
+def _files_released(pid: int) -> bool:
+    """Whether a killed process has closed its files (its end of the pipe): it is a zombie with no thread left.
+
+    The group leader shows as a zombie while its other threads (a thread pool's) may still be exiting and
+    holding the shared file table; a send then still lands in the socket.
+    """
+    try:
+        if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+            return False
+    except psutil.NoSuchProcess:
+        return True
+    try:
+        return os.listdir(f"/proc/{pid}/task") == [str(pid)]
+    except FileNotFoundError:  # reaped meanwhile, or no /proc (macOS: its zombies hold no threads)
+        return True
+
+
 def test_a_worker_dead_before_taking_its_next_task_is_reported_and_the_others_stop():
     # the pipe to a killed worker breaks as it exits, maybe before its exit code can be read: the loader
     # must still name the signal (not a BrokenPipeError) and stop the other worker
@@ -364,12 +381,7 @@ def test_a_worker_dead_before_taking_its_next_task_is_reported_and_the_others_st
     victim = it._workers.processes[1]
     os.kill(victim.pid, signal.SIGKILL)
     deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline:  # its end of the pipe is closed once it is a zombie (or reaped)
-        try:
-            if psutil.Process(victim.pid).status() == psutil.STATUS_ZOMBIE:
-                break
-        except psutil.NoSuchProcess:
-            break
+    while time.monotonic() < deadline and not _files_released(victim.pid):
         time.sleep(0.01)
     with pytest.raises(RuntimeError, match=r"DataLoader worker process 1 \(pid \d+\) was killed by SIGKILL"):
         for _ in range(40):
