@@ -215,8 +215,9 @@ class WorkerStep:
     """A workload run in its own process: allocator, thread pools and caches belong to one framework.
 
     The worker builds the step once, then times a few steps per request (``STEPS_PER_REQUEST``) and reports
-    their median in seconds, so the alternating cycles compare the frameworks without the pipe's latency. ``threads`` None leaves
-    both libraries at their defaults (as a user gets them); a number sets PyTorch's and Lucid's.
+    their median in seconds, so the alternating cycles compare the frameworks without the pipe's latency.
+    ``threads`` None leaves both libraries at their defaults (as a user gets them); a number sets PyTorch's and
+    Lucid's.
 
     Between its requests a worker is stopped (SIGSTOP, resumed with SIGCONT): thread pools keep spinning
     after their work (OpenBLAS's threads for about 0.1 s, OpenMP's for a while), and a spinning idle

@@ -35,7 +35,11 @@ setup(
     ext_modules=[
         Extension(
             "lucid_backend_numpy._ckernels",
-            ["src/lucid_backend_numpy/_ckernels.c", "src/lucid_backend_numpy/_pool.c"],
+            [
+                "src/lucid_backend_numpy/_ckernels.c",
+                "src/lucid_backend_numpy/_pool.c",
+                "src/lucid_backend_numpy/_gemm.c",
+            ],
             depends=["src/lucid_backend_numpy/_pool.h"],
             optional=True,
         )

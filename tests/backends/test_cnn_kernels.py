@@ -231,3 +231,23 @@ def test_avg_pool2d_has_second_order_gradients(device, ceil_mode, count_include_
 
     assert lc.gradcheck(f, [x])
     assert lc.gradgradcheck(f, [x])
+
+
+@pytest.mark.parametrize("stride, padding", [(1, 0), (1, 1), (2, 1)])
+def test_numpy_convolution_in_chunks_of_samples_has_the_same_bits(monkeypatch, stride, padding):
+    # the NumPy backend runs a convolution's im2col columns and their products a few samples at a time
+    # (COLS_CHUNK_BYTES); every sample's numbers are its own, so any chunking gives the same bits
+    from lucid_backend_numpy import _cnn
+
+    rng = np.random.default_rng(7)
+    x = lc.asarray(rng.standard_normal((5, 8, 11, 11), dtype=np.float32), device="numpy", requires_grad=True)
+    w = lc.asarray(rng.standard_normal((16, 8, 3, 3), dtype=np.float32), device="numpy", requires_grad=True)
+    b = lc.asarray(rng.standard_normal(16, dtype=np.float32), device="numpy", requires_grad=True)
+    results = []
+    for chunk in (1, 2 * 8 * 9 * 121 * 4, 1 << 40):  # one sample a chunk, two, the whole batch
+        monkeypatch.setattr(_cnn, "COLS_CHUNK_BYTES", chunk)
+        y = F.conv2d(x, w, b, stride=stride, padding=padding)
+        y.backward(lc.ones_like(y) * 0.5)
+        results.append([np.asarray(t).tobytes() for t in (y, x.grad, w.grad, b.grad)])
+        x.grad = w.grad = b.grad = None
+    assert results[0] == results[1] == results[2]

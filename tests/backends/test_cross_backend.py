@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -126,6 +126,13 @@ def test_unary_chains_agree(data):
             t = lc.clip(t, -3.0, 3.0)  # keep the next op's input in its range
         return REDUCE[reduce](t)
 
+    # clip's gradient jumps at +-3: a value within rounding of it (exp(log1p(2)) is 3 +- 1 ulp, depending on the
+    # library) takes either side on either backend, so such draws say nothing about agreement
+    t = lc.asarray(x, device="numpy")
+    for n in names:
+        t = UNARY[n][0](t)
+        assume(not np.any(np.isclose(np.abs(np.asarray(t)), 3.0, rtol=0, atol=1e-9)))
+        t = lc.clip(t, -3.0, 3.0)
     _check(program, [x], cond * 4, f"{names} then {reduce}")
 
 

@@ -967,6 +967,9 @@ def _split_matmul(np: Any, matmul: Any, a: Any, b: Any) -> Any:
     pool's hand-off. Every output element is one dot product over the whole K axis either way.
     """
     if a.dtype != b.dtype or a.dtype.kind not in "fc" or not _parallel.pool_busy():
+        out = _parallel.gemm(np, a, b)
+        if out is not None:
+            return out
         _parallel.settle_blas()
         return matmul(a, b)
     m, k = a.shape

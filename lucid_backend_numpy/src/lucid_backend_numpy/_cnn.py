@@ -18,7 +18,7 @@ from typing import Any
 from lucid_core.kernels import conv_out
 
 from ._native import compiled, ptr
-from ._parallel import parallel_batches, run_compiled
+from ._parallel import gemm_into, parallel_batches, run_compiled
 
 Pads = tuple[tuple[int, int], ...]
 
@@ -32,6 +32,10 @@ def _work(product: Any, cols: Any) -> int:
     """Elements a conv call touches, for ``parallel_batches``: the column buffer plus the GEMM's
     multiply-adds counted as 1/16 element each (BLAS's SIMD), as the backend's batched matmul does."""
     return cols.size + product.size * cols.shape[-2] // 16
+
+
+#: how many bytes of im2col columns a convolution's gradient makes at a time (a few samples; L2 holds them)
+COLS_CHUNK_BYTES = 1 << 20
 
 
 def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
@@ -135,10 +139,23 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         dst[...] = view_as(src, (m, groups, c // groups, *kernel, *out))
 
     # -- convolution: B(x, w) and its two gradient products ---------------------------------------------
+    def in_chunks(rows: Callable[[int, int], None], per_sample: int) -> Callable[[int, int], None]:
+        """``rows(lo, hi)`` run a few samples at a time (COLS_CHUNK_BYTES of im2col columns): each chunk's columns
+        meet their product while still in cache (MNIST's second convolution makes 663 KB a sample, 42 MB a
+        batch; measured in RESULTS.md). Every sample's numbers are its own: the same bits for any chunking."""
+        step = max(1, COLS_CHUNK_BYTES // max(1, per_sample))
+
+        def chunked(lo: int, hi: int) -> None:
+            for s in range(lo, hi, step):
+                rows(s, min(hi, s + step))
+
+        return chunked
+
     def conv_rows(x: Any, wm: Any, geo: tuple[Any, ...], groups: int, cols: Any, y: Any, lo: int, hi: int) -> None:
         """y[lo:hi] = wm @ im2col(x[lo:hi]): ``wm`` (G, O/G, rows), ``cols`` (N, G, rows, P), ``y`` (N, G, O/G, P)."""
         im2col_rows(x, geo, groups, cols, lo, hi)
-        np.matmul(wm if groups > 1 else wm[0], cols[lo:hi], out=y[lo:hi])
+        if groups > 1 or not gemm_into(np, wm[0], cols[lo:hi], y[lo:hi]):
+            np.matmul(wm if groups > 1 else wm[0], cols[lo:hi], out=y[lo:hi])
 
     def conv_bias(x: Any, w: Any, b: Any, stride: Any, dilation: Any, pads: Pads, groups: int) -> Any:
         n, o, cg, kernel = x.shape[0], w.shape[0], w.shape[1], tuple(w.shape[2:])
@@ -155,7 +172,8 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
             wm = np.concatenate([wm, b.reshape(groups, og, 1).astype(dtype, copy=False)], axis=2)
         y = np.empty((n, groups, og, p), dtype=dtype)
         # each slice of the batch fills its own columns and outputs: bit-identical to one call
-        parallel_batches(lambda lo, hi: conv_rows(x, wm, geo, groups, cols, y, lo, hi), n, _work(y, cols))
+        rows = in_chunks(lambda lo, hi: conv_rows(x, wm, geo, groups, cols, y, lo, hi), cols[0].nbytes)
+        parallel_batches(rows, n, _work(y, cols))
         if gout is None:
             return y.reshape((n, o, *out))
         return view_as(y, (n, o, *gout))[..., : out[-1]]  # the grid's dropped columns are never copied
@@ -163,11 +181,15 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
     def conv(x: Any, w: Any, stride: Any, dilation: Any, pads: Pads, groups: int) -> Any:
         return conv_bias(x, w, None, stride, dilation, pads, groups)
 
-    def weight_grad_rows(x: Any, gy: Any, geo: tuple[Any, ...], groups: int, cols: Any, lo: int, hi: int) -> Any:
-        """gy[n] @ im2col(x[n]).T for n in lo:hi, (hi - lo, G, O/G, C/G * K); ``gy`` is (N, G, O/G, P)."""
+    def weight_grad_rows(
+        x: Any, gy: Any, geo: tuple[Any, ...], groups: int, cols: Any, lo: int, hi: int, out: Any
+    ) -> None:
+        """out[lo:hi] = gy[n] @ im2col(x[n]).T for n in lo:hi, (hi - lo, G, O/G, C/G * K); ``gy`` is (N, G, O/G, P)."""
         im2col_rows(x, geo, groups, cols, lo, hi)
         # the transposed view goes to BLAS as a transposed operand: no copy of the columns
-        return np.matmul(gy[lo:hi], np.swapaxes(cols[lo:hi], -1, -2))
+        cols_t = np.swapaxes(cols[lo:hi], -1, -2)
+        if groups > 1 or not gemm_into(np, gy[lo:hi], cols_t, out[lo:hi]):
+            out[lo:hi] = np.matmul(gy[lo:hi], cols_t)
 
     def conv_weight_grad(
         x: Any, gy: Any, kernel: tuple[int, ...], stride: Any, dilation: Any, pads: Pads, groups: int
@@ -185,10 +207,8 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         geo = (kernel, stride, dilation, pads, out, gout, cgeo)
         prods = np.empty((n, groups, o // groups, cols.shape[2]), dtype=np.result_type(x, gy))
 
-        def part(lo: int, hi: int) -> None:
-            prods[lo:hi] = weight_grad_rows(x, g4, geo, groups, cols, lo, hi)
-
-        parallel_batches(part, n, _work(prods, cols))
+        rows = in_chunks(lambda lo, hi: weight_grad_rows(x, g4, geo, groups, cols, lo, hi, prods), cols[0].nbytes)
+        parallel_batches(rows, n, _work(prods, cols))
         # the sum over the batch on one thread, in the order one call takes: the same bits for any split
         return np.sum(prods, axis=0).reshape((o, cg, *kernel))
 
@@ -208,7 +228,12 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         """z[lo:hi] (padded; on the grid when ``geo``'s gout is set) gets col2im(wt @ gy[lo:hi]); ``wt``
         (G, C/G * K, O/G), ``gy`` (N, G, O/G, P) with P on the grid when gout is set."""
         kernel, stride, dilation, _, out, gout, cgeo = geo
-        cols = np.matmul(wt if wt.shape[0] > 1 else wt[0], gy[lo:hi])
+        if wt.shape[0] > 1:
+            cols = np.matmul(wt, gy[lo:hi])
+        else:
+            cols = np.empty((hi - lo, 1, wt.shape[1], gy.shape[-1]), dtype=np.result_type(wt, gy))
+            if not gemm_into(np, wt[0], gy[lo:hi], cols):
+                np.matmul(wt[0], gy[lo:hi], out=cols)
         if cgeo is not None:  # one compiled pass into the unpadded z
             per = math.prod(z.shape[1:])
             native.lucid_col2im2_f32(ptr(cols), ptr(z, lo * per), hi - lo, c, *z.shape[2:], ptr(cgeo))
@@ -248,7 +273,9 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
             gy = on_grid(gy, gout)
         g4 = gy.reshape(n, groups, o // groups, math.prod(gy.shape[2:]))
         geo = (kernel, stride, dilation, pads, out, gout, cgeo)
-        parallel_batches(lambda lo, hi: input_grad_rows(g4, wt, geo, groups * cg, z, lo, hi), n, _work(g4, z))
+        per = wt.shape[0] * wt.shape[1] * g4.shape[-1] * g4.itemsize  # one sample's columns
+        rows = in_chunks(lambda lo, hi: input_grad_rows(g4, wt, geo, groups * cg, z, lo, hi), per)
+        parallel_batches(rows, n, _work(g4, z))
         if cgeo is None and any(b or a for b, a in pads):
             z = z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
         return z

@@ -53,11 +53,15 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from ._native import ptr
+
 __all__ = [
     "COMPILED_MIN_WORK",
     "MIN_WORK",
     "attach_native",
     "compiled_parts",
+    "gemm",
+    "gemm_into",
     "num_threads",
     "parallel_batches",
     "pool_busy",
@@ -105,7 +109,8 @@ costs microseconds while its workers spin; measured: benchmarks/RESULTS.md)."""
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {"n": 1, "pool": None, "blas": None, "blas_n": None, "blas_low": False, "busy_until": 0.0}
-_compiled: dict[str, Any] = {"lib": None, "routed": [], "callback": None}  # the compiled kernels' pool (_pool.c)
+# the compiled kernels' pool (_pool.c); "gemm": the library when its AVX-512 product (_gemm.c) runs here
+_compiled: dict[str, Any] = {"lib": None, "routed": [], "callback": None, "gemm": None}
 _local = threading.local()  # .worker is True on the pool's threads: a nested split runs serially
 
 
@@ -173,6 +178,13 @@ def attach_native(lib: Any) -> None:
     lib.lucid_pool_threads(_state["n"])
     if choice == "1":
         route_blas(True)
+    gemm_choice = os.environ.get("LUCID_NUMPY_GEMM", "1")
+    if gemm_choice not in ("0", "1"):
+        raise ValueError(
+            f"LUCID_NUMPY_GEMM={gemm_choice!r}: expected '1' (float32 products on Lucid's AVX-512 kernel where the "
+            "CPU has AVX-512, the default) or '0' (always NumPy's BLAS)"
+        )
+    _compiled["gemm"] = lib if gemm_choice == "1" and lib.lucid_gemm_available() else None
 
 
 def _openblas_hooks() -> tuple[Any, Any, int] | None:
@@ -243,6 +255,82 @@ def compiled_parts(n_items: int, work: int) -> int:
     if time.monotonic() < _state["busy_until"]:
         return 1
     return max(1, min(n, n_items, work // COMPILED_MIN_WORK))
+
+
+#: the smallest (rows, columns, depth) a product takes to the compiled kernel; below it BLAS's small-matrix paths
+#: win (a 128 x 10 x 512 product: 36 us against OpenBLAS's 27; 512 x 192 x 64: 72 against 86)
+GEMM_MIN = (48, 64, 32)
+#: and the fewest multiply-adds (a 32 x 196 x 144 convolution product: 23 us against OpenBLAS's 13)
+GEMM_MIN_WORK = 2**21
+
+
+def _operand(a: Any) -> tuple[int, int, int] | None:
+    """(address, row stride, column stride) in elements for a C-contiguous matrix or a transposed one; else None."""
+    if a.flags.c_contiguous:
+        return ptr(a), a.shape[1], 1
+    t = a.T
+    if t.flags.c_contiguous:
+        return ptr(t), 1, a.shape[0]
+    return None
+
+
+def gemm(np: Any, a: Any, b: Any) -> Any:
+    """``a @ b`` for float32 matrices on the compiled kernel (``_gemm.c``), or None where it does not apply (no
+    AVX-512, other dtypes, strided operands, small products): then BLAS multiplies. Split over the compiled pool
+    like the other kernels; every element is summed in the same order whatever the split."""
+    lib = _compiled["gemm"]
+    if lib is None or a.dtype != np.float32 or b.dtype != np.float32:
+        return None
+    m, k = a.shape
+    n = b.shape[1]
+    if m * n * k < GEMM_MIN_WORK or m < GEMM_MIN[0] or n < GEMM_MIN[1] or k < GEMM_MIN[2] or b.shape[0] != k:
+        return None
+    pa, pb = _operand(a), _operand(b)
+    if pa is None or pb is None:
+        return None
+    out = np.empty((m, n), dtype=np.float32)
+    panels, tiles = -(-n // 32), -(-m // 12)
+    parts = compiled_parts(max(panels, tiles), m * n * k // 16)
+    if lib.lucid_gemm_f32(m, n, k, *pa, *pb, ptr(out), n, parts) != 0:
+        return None  # a thread could not allocate its buffer: BLAS's turn
+    return out
+
+
+def _strided(x: Any, nb: int) -> tuple[int, int, int, int] | None:
+    """(address, batch stride, row stride, column stride) in elements for a stack of ``nb`` float32 matrices
+    (a 2-D ``x`` is shared: batch stride 0), or None where the stack has no single batch stride."""
+    if x.ndim > 2:
+        x = x.reshape((-1, *x.shape[-2:]))  # a view for stacks of one stride (else a copy: still correct)
+        if x.shape[0] != nb:
+            return None
+        sb = x.strides[0] // 4
+    else:
+        sb = 0
+    rs, cs = x.strides[-2] // 4, x.strides[-1] // 4
+    if min(rs, cs, sb) < 0:
+        return None
+    return x.__array_interface__["data"][0], sb, rs, cs
+
+
+def gemm_into(np: Any, a: Any, b: Any, out: Any) -> bool:
+    """``np.matmul(a, b, out=out)`` for float32 stacks on the compiled kernel, one thread (the convolutions call it
+    from this pool's slices); False where it does not apply (see :func:`gemm`; ``out`` may then hold partial
+    results): the caller multiplies. ``a`` or ``b`` may be one matrix shared by the stack; ``out`` is C-contiguous."""
+    lib = _compiled["gemm"]
+    if lib is None or a.dtype != np.float32 or b.dtype != np.float32 or out.dtype != np.float32:
+        return False
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    if m * n * k < GEMM_MIN_WORK or m < GEMM_MIN[0] or n < GEMM_MIN[1] or k < GEMM_MIN[2] or b.shape[-2] != k:
+        return False
+    if not out.flags.c_contiguous or out.shape[-2:] != (m, n):
+        return False
+    nb = out.size // (m * n) if out.size else 0
+    pa, pb = _strided(a, nb), _strided(b, nb)
+    if pa is None or pb is None or nb == 0:
+        return False
+    c = out.__array_interface__["data"][0]
+    return lib.lucid_gemm_batch_f32(nb, m, n, k, *pa, *pb, c, m * n, n, 1) == 0
 
 
 def run_compiled(call: Callable[[int, int, int], object], n_items: int, work: int) -> None:

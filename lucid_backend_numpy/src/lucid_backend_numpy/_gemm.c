@@ -1,0 +1,306 @@
+/*
+ * Single-precision matrix product for x86-64 CPUs with AVX-512 (see _parallel.py's `gemm` for when it is used).
+ *
+ * On an AVX-512 Xeon (Sapphire Rapids, 2 cores) NumPy's OpenBLAS 0.3.31 ran the MLP's products at 135-170
+ * GFLOPS a core and PyTorch's MKL at ~165, so an MLP step lost 20 % to PyTorch in its products alone. This
+ * is the classic register-blocked product (Goto/BLIS): C is cut into 12 x 32 tiles, each held in 24 vector
+ * registers while a panel of B (kc x 32, packed contiguously, so it stays in L1) meets 12 rows of A, which
+ * are read where they lie (a broadcast per element: A needs no packing in either layout). K is cut into
+ * blocks of KC; each block adds its partial sums to C. Threads split the 32-column panels of C (or its
+ * rows, when C has fewer panels than threads): every element of C is one dot product summed in the same
+ * order whatever the split, so the bits do not depend on the thread count.
+ *
+ * Elsewhere (no AVX-512, another compiler or CPU) `lucid_gemm_available` is 0 and NumPy multiplies.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_pool.h"
+
+#if defined(_WIN32)
+#define LUCID_EXPORT __declspec(dllexport)
+#else
+#define LUCID_EXPORT __attribute__((visibility("default")))
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(_WIN32)
+#include <immintrin.h>
+
+#define MR 12  /* rows of a C tile */
+#define NR 32  /* columns of a C tile: two vectors */
+#define KC 256 /* depth of a K block: a packed panel of B is KC * NR * 4 = 32 KiB */
+#define AVX512 __attribute__((target("avx512f")))
+
+/* C[0:12, 0:32] (+)= A[0:12, 0:kc] @ Bp, A at `a` with strides `rsa` (rows) and `csa` (depth) in elements,
+ * Bp packed (kc rows of 32). `acc`: add to C (a later K block) instead of overwriting it. */
+AVX512 static void tile(ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t csa, const float *restrict bp,
+                        float *c, ptrdiff_t ldc, int acc) {
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00;
+    __m512 c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+    __m512 c80 = c00, c81 = c00, c90 = c00, c91 = c00, ca0 = c00, ca1 = c00, cb0 = c00, cb1 = c00;
+    /* four row pointers and two byte offsets: every broadcast is one addressing mode, no spilled pointer */
+    const char *a0 = (const char *)a, *a3 = (const char *)(a + 3 * rsa);
+    const char *a6 = (const char *)(a + 6 * rsa), *a9 = (const char *)(a + 9 * rsa);
+    const ptrdiff_t o1 = rsa * (ptrdiff_t)sizeof(float), o2 = 2 * o1, step = csa * (ptrdiff_t)sizeof(float);
+    for (ptrdiff_t k = 0; k < kc; k++) {
+        const __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
+        __m512 x;
+#define ROW(p, c0, c1)                                                                                          \
+    x = _mm512_set1_ps(*(const float *)(p));                                                                    \
+    c0 = _mm512_fmadd_ps(x, b0, c0);                                                                            \
+    c1 = _mm512_fmadd_ps(x, b1, c1);
+        ROW(a0, c00, c01) ROW(a0 + o1, c10, c11) ROW(a0 + o2, c20, c21)
+        ROW(a3, c30, c31) ROW(a3 + o1, c40, c41) ROW(a3 + o2, c50, c51)
+        ROW(a6, c60, c61) ROW(a6 + o1, c70, c71) ROW(a6 + o2, c80, c81)
+        ROW(a9, c90, c91) ROW(a9 + o1, ca0, ca1) ROW(a9 + o2, cb0, cb1)
+#undef ROW
+        a0 += step, a3 += step, a6 += step, a9 += step;
+        bp += NR;
+    }
+#define STORE(r, c0, c1)                                                                                        \
+    {                                                                                                           \
+        float *p = c + (r) * ldc;                                                                               \
+        if (acc) {                                                                                              \
+            c0 = _mm512_add_ps(_mm512_loadu_ps(p), c0);                                                         \
+            c1 = _mm512_add_ps(_mm512_loadu_ps(p + 16), c1);                                                    \
+        }                                                                                                       \
+        _mm512_storeu_ps(p, c0);                                                                                \
+        _mm512_storeu_ps(p + 16, c1);                                                                           \
+    }
+    STORE(0, c00, c01) STORE(1, c10, c11) STORE(2, c20, c21) STORE(3, c30, c31) STORE(4, c40, c41)
+    STORE(5, c50, c51) STORE(6, c60, c61) STORE(7, c70, c71) STORE(8, c80, c81) STORE(9, c90, c91)
+    STORE(10, ca0, ca1) STORE(11, cb0, cb1)
+#undef STORE
+}
+
+/* dst (16 vectors) = the 16 x 16 block at src (rows `ld` floats apart), transposed */
+AVX512 static void transpose16(const float *src, ptrdiff_t ld, float *dst, ptrdiff_t ldd) {
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; i++)
+        r[i] = _mm512_loadu_ps(src + i * ld);
+    for (int i = 0; i < 16; i += 2) { /* within 128-bit lanes: pairs of rows interleaved */
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) { /* within lanes: 4 x 4 blocks transposed */
+        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++) { /* lanes across groups of rows 0-3 / 4-7 and 8-11 / 12-15 */
+        t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+        t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xDD);
+        t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+        t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xDD);
+    }
+    for (int i = 0; i < 8; i++) { /* and across the two halves */
+        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
+    }
+    for (int i = 0; i < 16; i++) /* r[i] is column i of the block */
+        _mm512_storeu_ps(dst + i * ldd, r[i]);
+}
+
+/* Bp (kc rows of NR, zero past column w) = B[0:kc, 0:w], B with strides rsb (depth) and csb (columns) */
+AVX512 static void pack_b(ptrdiff_t kc, ptrdiff_t w, const float *b, ptrdiff_t rsb, ptrdiff_t csb, float *bp) {
+    ptrdiff_t k = 0;
+    if (csb == 1 && w == NR) {
+        for (; k < kc; k++) {
+            _mm512_store_ps(bp + k * NR, _mm512_loadu_ps(b + k * rsb));
+            _mm512_store_ps(bp + k * NR + 16, _mm512_loadu_ps(b + k * rsb + 16));
+        }
+        return;
+    }
+    if (rsb == 1 && w == NR) { /* B transposed (W.T of a row-major W): 16 x 16 blocks */
+        for (; k + 16 <= kc; k += 16) {
+            transpose16(b + k, csb, bp + k * NR, NR);
+            transpose16(b + k + 16 * csb, csb, bp + k * NR + 16, NR);
+        }
+    }
+    for (; k < kc; k++) {
+        ptrdiff_t j = 0;
+        for (; j < w; j++)
+            bp[k * NR + j] = b[k * rsb + j * csb];
+        for (; j < NR; j++)
+            bp[k * NR + j] = 0.0f;
+    }
+}
+
+/* ap[kk * MR + x] = A[x, kk] for the h rows of a tile (zeros past h): depth-major, as `tile` reads it with
+ * strides (1, MR). For A transposed (a row-major X's X.T) a row of A is a column of X, rows of X apart, and a
+ * tile reading it in place would touch a new page per step of depth. */
+static void pack_a(ptrdiff_t h, ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t csa, float *ap) {
+    if (rsa == 1 && h == MR) {
+        for (ptrdiff_t kk = 0; kk < kc; kk++)
+            memcpy(ap + kk * MR, a + kk * csa, MR * sizeof(float));
+        return;
+    }
+    for (ptrdiff_t kk = 0; kk < kc; kk++) {
+        ptrdiff_t x = 0;
+        for (; x < h; x++)
+            ap[kk * MR + x] = a[x * rsa + kk * csa];
+        for (; x < MR; x++)
+            ap[kk * MR + x] = 0.0f;
+    }
+}
+
+#define PC 16 /* panels of B packed at once: PC * KC * NR * 4 = 512 KiB a thread, in L2 */
+
+typedef struct {
+    ptrdiff_t m, n, k;
+    const float *a, *b;
+    ptrdiff_t rsa, csa, rsb, csb, ldc;
+    float *c;
+    int by_rows; /* the split's items: 0 = panels of NR columns, 1 = tiles of MR rows */
+    int failed;  /* set by a slice whose thread could not get its buffer */
+} gemm_job;
+
+/* C's panels p0..p1 (NR columns each) and row tiles r0..r1 (MR rows each), every K block; `bp` is this slice's
+ * buffer for packed panels of B. A tile of A (in place, or packed: 12 KiB) stays in L1 while it meets up to PC
+ * panels (from L2), so C is written a row tile at a time, PC * NR columns wide: rows of C stream out in order
+ * (a 64-sample convolution's 42 MB of gradient columns written panel by panel took twice as long). */
+AVX512 static void run_block(const gemm_job *g, ptrdiff_t p0, ptrdiff_t p1, ptrdiff_t r0, ptrdiff_t r1, float *bp) {
+    float ap[MR * KC] __attribute__((aligned(64)));
+    float edge[MR * NR] __attribute__((aligned(64)));
+    const int direct = g->csa == 1; /* rows of A contiguous: read in place (edge tiles still packed) */
+    for (ptrdiff_t pc = 0; pc < g->k; pc += KC) {
+        const ptrdiff_t kc = g->k - pc < KC ? g->k - pc : KC;
+        const int acc = pc > 0;
+        for (ptrdiff_t q0 = p0; q0 < p1; q0 += PC) {
+            const ptrdiff_t q1 = p1 - q0 < PC ? p1 : q0 + PC;
+            for (ptrdiff_t p = q0; p < q1; p++) {
+                const ptrdiff_t j = p * NR, w = g->n - j < NR ? g->n - j : NR;
+                pack_b(kc, w, g->b + pc * g->rsb + j * g->csb, g->rsb, g->csb, bp + (p - q0) * KC * NR);
+            }
+            for (ptrdiff_t r = r0; r < r1; r++) {
+                const ptrdiff_t i = r * MR, h = g->m - i < MR ? g->m - i : MR;
+                const float *a = g->a + i * g->rsa + pc;
+                ptrdiff_t rsa = g->rsa, csa = 1;
+                if (!direct || h < MR) {
+                    pack_a(h, kc, g->a + i * g->rsa + pc * g->csa, g->rsa, g->csa, ap);
+                    a = ap, rsa = 1, csa = MR;
+                }
+                for (ptrdiff_t p = q0; p < q1; p++) {
+                    const ptrdiff_t j = p * NR, w = g->n - j < NR ? g->n - j : NR;
+                    const float *b = bp + (p - q0) * KC * NR;
+                    float *c = g->c + i * g->ldc + j;
+                    if (h == MR && w == NR) {
+                        tile(kc, a, rsa, csa, b, c, g->ldc, acc);
+                        continue;
+                    }
+                    /* an edge: rows past m are zeros in the packed copy; rows and columns past C's are dropped */
+                    tile(kc, a, rsa, csa, b, edge, NR, 0);
+                    for (ptrdiff_t x = 0; x < h; x++)
+                        for (ptrdiff_t y = 0; y < w; y++)
+                            c[x * g->ldc + y] = acc ? c[x * g->ldc + y] + edge[x * NR + y] : edge[x * NR + y];
+                }
+            }
+        }
+    }
+}
+
+/* This thread's buffer for packed panels of B (PC * KC * NR floats, 64-byte aligned for aligned loads and
+ * stores), made on its first product and kept: one allocated and freed per call fragmented the heap (a
+ * transformer step's peak RSS grew by 15 MB). NULL if there is no memory. */
+static __thread float *panels_here;
+
+static float *thread_panels(void) {
+    void *p = NULL;
+    if (panels_here == NULL && posix_memalign(&p, 64, (size_t)PC * KC * NR * sizeof(float)) == 0)
+        panels_here = p;
+    return panels_here;
+}
+
+static void gemm_part(void *arg, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    gemm_job *g = arg;
+    const ptrdiff_t panels = (g->n + NR - 1) / NR, tiles = (g->m + MR - 1) / MR;
+    float *bp = thread_panels();
+    (void)part;
+    if (bp == NULL) {
+        __atomic_store_n(&g->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    if (g->by_rows)
+        run_block(g, 0, panels, lo, hi, bp);
+    else
+        run_block(g, lo, hi, 0, tiles, bp);
+}
+
+LUCID_EXPORT int lucid_gemm_available(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+}
+
+/* C (m x n, rows ldc apart) = A (m x k) @ B (k x n), strides in elements, in `parts` slices on the pool.
+ * Returns 0, or -1 where a thread could not allocate its buffer (C incomplete: the caller multiplies). */
+LUCID_EXPORT int lucid_gemm_f32(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a, ptrdiff_t rsa,
+                                ptrdiff_t csa, const float *b, ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t ldc,
+                                int parts) {
+    if (m <= 0 || n <= 0)
+        return 0;
+    if (k <= 0) {
+        for (ptrdiff_t i = 0; i < m; i++)
+            memset(c + i * ldc, 0, (size_t)n * sizeof(float));
+        return 0;
+    }
+    const ptrdiff_t panels = (n + NR - 1) / NR, tiles = (m + MR - 1) / MR;
+    /* split the longer side: each slice packs its share of that side's operand and all of the other's */
+    gemm_job g = {m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, tiles * MR >= panels * NR, 0};
+    lucid_pool_for(gemm_part, &g, 0, g.by_rows ? tiles : panels, parts, 1);
+    return g.failed ? -1 : 0;
+}
+
+typedef struct {
+    gemm_job g; /* the first product; the others are `sa`, `sb`, `sc` elements further on */
+    ptrdiff_t sa, sb, sc;
+} batch_job;
+
+static void batch_part(void *arg, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    batch_job *bj = arg;
+    for (ptrdiff_t i = lo; i < hi; i++) {
+        gemm_job g = bj->g;
+        g.a += i * bj->sa, g.b += i * bj->sb, g.c += i * bj->sc;
+        gemm_part(&g, 0, g.by_rows ? (g.m + MR - 1) / MR : (g.n + NR - 1) / NR, part);
+        if (g.failed)
+            __atomic_store_n(&bj->g.failed, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* C[i] = A[i] @ B[i] for i < batch, the i-th matrices `sa`, `sb`, `sc` elements after the first (0: shared);
+ * the products are split over the pool, each on one thread. Returns 0, or -1 (no buffer; C incomplete). */
+LUCID_EXPORT int lucid_gemm_batch_f32(ptrdiff_t batch, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a,
+                                      ptrdiff_t sa, ptrdiff_t rsa, ptrdiff_t csa, const float *b, ptrdiff_t sb,
+                                      ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t sc, ptrdiff_t ldc, int parts) {
+    if (batch <= 0 || m <= 0 || n <= 0)
+        return 0;
+    if (k <= 0) {
+        for (ptrdiff_t t = 0; t < batch; t++)
+            for (ptrdiff_t i = 0; i < m; i++)
+                memset(c + t * sc + i * ldc, 0, (size_t)n * sizeof(float));
+        return 0;
+    }
+    batch_job bj = {{m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, 1, 0}, sa, sb, sc};
+    lucid_pool_for(batch_part, &bj, 0, batch, parts, 1);
+    return bj.g.failed ? -1 : 0;
+}
+
+#else
+LUCID_EXPORT int lucid_gemm_available(void) { return 0; }
+LUCID_EXPORT int lucid_gemm_f32(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a, ptrdiff_t rsa,
+                                ptrdiff_t csa, const float *b, ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t ldc,
+                                int parts) {
+    (void)m, (void)n, (void)k, (void)a, (void)rsa, (void)csa, (void)b, (void)rsb, (void)csb, (void)c, (void)ldc;
+    (void)parts;
+    return -1;
+}
+LUCID_EXPORT int lucid_gemm_batch_f32(ptrdiff_t batch, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a,
+                                      ptrdiff_t sa, ptrdiff_t rsa, ptrdiff_t csa, const float *b, ptrdiff_t sb,
+                                      ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t sc, ptrdiff_t ldc, int parts) {
+    (void)batch, (void)m, (void)n, (void)k, (void)a, (void)sa, (void)rsa, (void)csa, (void)b, (void)sb, (void)rsb;
+    (void)csb, (void)c, (void)sc, (void)ldc, (void)parts;
+    return -1;
+}
+#endif

@@ -1,0 +1,176 @@
+"""The float32 matrix product for AVX-512 CPUs (``lucid_backend_numpy/_gemm.c``): within float32 rounding of the
+exact product for every shape, edge and layout; the same bits whatever the split over threads; used by the
+backend's 2-D products and the convolutions above a size, NumPy's BLAS below it and for everything else."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lucid_core as lc
+from lucid_backend_numpy import _native, _parallel
+
+LIB = _native.load()
+HAVE = LIB is not None and bool(LIB.lucid_gemm_available())
+needs_gemm = pytest.mark.skipif(not HAVE, reason="no AVX-512 here (or the compiled kernels are not built)")
+
+
+def _operand(x: np.ndarray) -> tuple[int, int, int]:
+    """(address, row stride, column stride) of a float32 matrix, in elements."""
+    return x.ctypes.data, x.strides[0] // 4, x.strides[1] // 4
+
+
+def _matrix(rng: np.random.Generator, rows: int, cols: int, transposed: bool) -> np.ndarray:
+    if transposed:  # the transpose of a row-major (cols, rows) array, as a linear layer's weight.T
+        return rng.standard_normal((cols, rows), dtype=np.float32).T
+    return rng.standard_normal((rows, cols), dtype=np.float32)
+
+
+def _gemm(a: np.ndarray, b: np.ndarray, parts: int = 1) -> np.ndarray:
+    m, k = a.shape
+    n = b.shape[1]
+    c = np.full((m, n), np.nan, dtype=np.float32)  # every element must be written
+    assert LIB.lucid_gemm_f32(m, n, k, *_operand(a), *_operand(b), c.ctypes.data, n, parts) == 0
+    return c
+
+
+def _check_close(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+    """Within the error bound of any float32 summation order: |c - ab| <= k u |a| |b| (u = 2^-24), doubled."""
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    bound = 2 * max(a.shape[1], 1) * 2.0**-24 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    assert np.all(np.abs(c - exact) <= bound + 1e-30), np.max(np.abs(c - exact) - bound)
+
+
+@pytest.fixture
+def three_threads():
+    lc.get_backend("numpy").ensure_loaded()
+    before = lc.get_num_threads()
+    lc.set_num_threads(3)
+    yield
+    lc.set_num_threads(before)
+
+
+@needs_gemm
+@settings(max_examples=60, deadline=None)
+@given(
+    m=st.integers(1, 40), n=st.integers(1, 80), k=st.integers(0, 40), ta=st.booleans(), tb=st.booleans(),
+    seed=st.integers(0, 2**16),
+)  # fmt: skip
+def test_every_shape_and_layout_is_the_product(m, n, k, ta, tb, seed):
+    rng = np.random.default_rng(seed)
+    a, b = _matrix(rng, m, k, ta), _matrix(rng, k, n, tb)
+    _check_close(_gemm(a, b), a, b)
+
+
+@needs_gemm
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+@pytest.mark.parametrize(
+    "m, n, k",
+    [(12, 32, 256), (13, 33, 257), (128, 512, 784), (400, 600, 70), (25, 1030, 520), (1, 1, 1000)],
+)
+def test_tiles_depth_blocks_and_panel_chunks_with_their_edges(m, n, k, ta, tb):
+    # 12 x 32 tiles, 256-deep blocks, 16 panels packed at once: each at, just past and well past its size
+    rng = np.random.default_rng(m * n + k)
+    a, b = _matrix(rng, m, k, ta), _matrix(rng, k, n, tb)
+    _check_close(_gemm(a, b), a, b)
+
+
+@needs_gemm
+@pytest.mark.parametrize("m, n, k", [(300, 70, 300), (40, 1000, 64), (100, 100, 513)])
+def test_bits_do_not_depend_on_the_split(three_threads, m, n, k):
+    rng = np.random.default_rng(1)
+    a, b = _matrix(rng, m, k, False), _matrix(rng, k, n, True)
+    one = _gemm(a, b, 1)
+    for parts in (2, 3):
+        assert _gemm(a, b, parts).tobytes() == one.tobytes()
+
+
+@needs_gemm
+@pytest.mark.parametrize("shared", ["a", "b", None])
+def test_a_stack_is_each_product_with_its_bits(three_threads, shared):
+    rng = np.random.default_rng(2)
+    nb, m, n, k = 5, 50, 70, 300
+    a = rng.standard_normal((m, k) if shared == "a" else (nb, m, k), dtype=np.float32)
+    b = np.swapaxes(rng.standard_normal((n, k) if shared == "b" else (nb, n, k), dtype=np.float32), -1, -2)
+    out = np.full((nb, m, n), np.nan, dtype=np.float32)
+    sa = 0 if shared == "a" else m * k
+    sb = 0 if shared == "b" else n * k
+    rsb, csb = b.strides[-2] // 4, b.strides[-1] // 4
+    for parts in (1, 3):
+        assert LIB.lucid_gemm_batch_f32(
+            nb, m, n, k, a.ctypes.data, sa, k, 1, b.ctypes.data, sb, rsb, csb, out.ctypes.data, m * n, n, parts
+        ) == 0  # fmt: skip
+        for i in range(nb):
+            ai = a if shared == "a" else a[i]
+            bi = b if shared == "b" else b[i]
+            assert out[i].tobytes() == _gemm(ai, bi).tobytes()
+
+
+@needs_gemm
+def test_backend_products_take_it_above_the_threshold_and_blas_below():
+    rng = np.random.default_rng(3)
+    big_a, big_w = rng.standard_normal((128, 784), dtype=np.float32), rng.standard_normal((512, 784), dtype=np.float32)
+    y = lc.matmul(lc.asarray(big_a), lc.matrix_transpose(lc.asarray(big_w)))
+    assert np.asarray(y).tobytes() == _gemm(big_a, big_w.T).tobytes()
+    small_a, small_b = rng.standard_normal((8, 16), dtype=np.float32), rng.standard_normal((16, 8), dtype=np.float32)
+    assert np.asarray(lc.matmul(lc.asarray(small_a), lc.asarray(small_b))).tobytes() == (small_a @ small_b).tobytes()
+    # float64, and operands that are neither a matrix nor its transpose, stay with NumPy
+    assert _parallel.gemm(np, big_a.astype(np.float64), big_w.T.astype(np.float64)) is None
+    assert _parallel.gemm(np, big_a[:, ::2], big_w[:, ::2].T) is None
+    assert _parallel.gemm(np, big_a, big_w.T) is not None
+
+
+@needs_gemm
+def test_convolution_gradients_use_it_with_the_same_values():
+    import lucid_nn.functional as F
+
+    rng = np.random.default_rng(4)
+    x = lc.asarray(rng.standard_normal((6, 32, 14, 14), dtype=np.float32), requires_grad=True)
+    w = lc.asarray(rng.standard_normal((64, 32, 3, 3), dtype=np.float32) * 0.1, requires_grad=True)
+    g = rng.standard_normal((6, 64, 12, 12), dtype=np.float32)
+    grads = []
+    for gemm in (_parallel._compiled["gemm"], None):
+        _parallel._compiled["gemm"] = gemm
+        try:
+            y = F.conv2d(x, w)
+            y.backward(lc.asarray(g))
+            grads.append((np.asarray(y), np.asarray(x.grad), np.asarray(w.grad)))
+            x.grad = w.grad = None
+        finally:
+            _parallel._compiled["gemm"] = LIB
+    for ours, blas in zip(*grads):
+        np.testing.assert_allclose(ours, blas, rtol=2e-5, atol=2e-5)
+
+
+def test_available_exactly_where_the_cpu_has_avx512():
+    if LIB is None:
+        pytest.skip("lucid_backend_numpy's compiled kernels are not built here")
+    if not sys.platform.startswith("linux") or platform.machine() != "x86_64":
+        pytest.skip("reads the CPU's flags from Linux's /proc/cpuinfo")
+    with open("/proc/cpuinfo") as f:
+        flags = next((line for line in f if line.startswith("flags")), "").split()
+    assert HAVE == ("avx512f" in flags)
+    lc.get_backend("numpy").ensure_loaded()
+    assert (_parallel._compiled["gemm"] is not None) == (HAVE and os.environ.get("LUCID_NUMPY_GEMM", "1") == "1")
+
+
+@pytest.mark.parametrize("value, used", [("0", False), ("2", None)])
+def test_the_environment_variable_turns_it_off_or_is_refused(value, used):
+    code = (
+        "import lucid_core as lc; lc.get_backend('numpy').ensure_loaded(); "
+        "from lucid_backend_numpy import _parallel; print(_parallel._compiled['gemm'] is not None)"
+    )
+    env = {**os.environ, "LUCID_NUMPY_GEMM": value}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    if used is None:
+        assert r.returncode != 0 and "LUCID_NUMPY_GEMM='2': expected '1'" in r.stderr
+    else:
+        assert r.returncode == 0 and r.stdout.strip() == str(used), r.stderr
