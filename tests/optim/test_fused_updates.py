@@ -1,5 +1,5 @@
-"""The fused optimizer updates (``lucid_core.fused.adam_step_`` and ``sgd_step_``, one kernel per parameter)
-give the per-op updates' numbers bit for bit, on every backend, and check what they are given."""
+"""The fused optimizer updates (``lucid_core.fused.adam_step_``, ``sgd_step_``, ``adadelta_step_``: one kernel per
+parameter) give the per-op updates' numbers bit for bit, on every backend, and check what they are given."""
 
 from __future__ import annotations
 
@@ -8,17 +8,18 @@ import pytest
 
 import lucid_core as lc
 import lucid_optim as optim
-from lucid_optim import adam, sgd
+from lucid_optim import adam, adaptive, sgd
 
 
 def _trajectory(device, dtype, fused: bool, monkeypatch, **kw) -> list[np.ndarray]:
     if not fused:
         monkeypatch.setattr(adam, "fusable", lambda *a: False)
         monkeypatch.setattr(sgd, "fusable", lambda *a: False)
+        monkeypatch.setattr(adaptive, "fusable", lambda *a: False)
     rng = np.random.default_rng(0)
     params = [lc.Parameter(lc.asarray(rng.standard_normal(s).astype(dtype), device=device)) for s in ((5, 7), (300,))]
     kind = kw.pop("kind", "adam")
-    opt = {"adam": optim.Adam, "adamw": optim.AdamW, "sgd": optim.SGD}[kind](params, **kw)
+    opt = {"adam": optim.Adam, "adamw": optim.AdamW, "sgd": optim.SGD, "adadelta": optim.Adadelta}[kind](params, **kw)
     out = []
     for _ in range(6):
         for p in params:
@@ -41,8 +42,21 @@ def _trajectory(device, dtype, fused: bool, monkeypatch, **kw) -> list[np.ndarra
         {"kind": "sgd", "lr": 0.01, "momentum": 0.9},
         {"kind": "sgd", "lr": 1.0, "momentum": 0.5, "dampening": 0.3, "weight_decay": 1e-2},  # lr 1: no multiply
         {"kind": "sgd", "lr": 0.05, "momentum": 0.9, "nesterov": True, "maximize": True},
+        {"kind": "adadelta"},  # lr 1: no multiply
+        {"kind": "adadelta", "lr": 0.5, "rho": 0.8, "eps": 1e-4, "weight_decay": 0.01, "maximize": True},
     ],
-    ids=["adam", "adam-beta1<0.5", "adam-l2", "adamw", "adam-maximize", "sgd", "sgd-dampening", "sgd-nesterov"],
+    ids=[
+        "adam",
+        "adam-beta1<0.5",
+        "adam-l2",
+        "adamw",
+        "adam-maximize",
+        "sgd",
+        "sgd-dampening",
+        "sgd-nesterov",
+        "adadelta",
+        "adadelta-options",
+    ],
 )
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_fused_updates_are_the_per_op_updates_bit_for_bit(device, dtype, kw, monkeypatch):
@@ -71,6 +85,12 @@ def test_the_fused_path_is_taken(monkeypatch):
     opt.step()
     optim.SGD([p], lr=0.1).step()  # no momentum: one op, nothing to fuse
     assert seen == [1]
+    fused = []
+    real_adadelta = lc.fused.adadelta_step_
+    monkeypatch.setattr(lc.fused, "adadelta_step_", lambda *a, **k: (fused.append(1), real_adadelta(*a, **k)))
+    optim.Adadelta([p]).step()
+    optim.Adadelta([p], lr=lc.asarray(0.5)).step()  # a tensor lr keeps the per-op update
+    assert fused == [1]
 
 
 def test_adam_step_checks_its_tensors():

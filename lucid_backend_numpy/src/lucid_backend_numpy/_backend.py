@@ -322,6 +322,16 @@ def _kernels(np: Any) -> dict[str, Any]:
         native.lucid_par_sgd_step_f32(_ptr(p), _ptr(g), _ptr(buf), p.size, _ptr(c), flags, 0, parts)
         return p, buf
 
+    def adadelta_step(p: Any, g: Any, v: Any, u: Any, rho: float, omr: float, eps: float, lr: float) -> Any:
+        if not (_compiled(native, np, p, g, v, u) and p.shape == g.shape == v.shape == u.shape) or not all(
+            owned(a) for a in (p, v, u)
+        ):
+            return KERNELS["adadelta_step"].default(fallback, p, g, v, u, rho, omr, eps, lr)
+        c = np.array([rho, omr, eps, lr], dtype=np.float32)  # as NumPy casts them
+        parts = cparts(p.size, 4 * p.size)
+        native.lucid_par_adadelta_step_f32(_ptr(p), _ptr(g), _ptr(v), _ptr(u), p.size, _ptr(c), lr != 1, 0, parts)
+        return p, v, u
+
     fallback = _NumpyDevice()  # the composed defaults, for the cases the fused kernels leave to them
     table = {
         **_conv_kernels(np, native),
@@ -330,6 +340,7 @@ def _kernels(np: Any) -> dict[str, Any]:
         "relu_grad": relu_grad,
         "adam_step": adam_step,
         "sgd_step": sgd_step,
+        "adadelta_step": adadelta_step,
         "erf": erf,
         "index_add": index_add,
         "setitem": setitem,

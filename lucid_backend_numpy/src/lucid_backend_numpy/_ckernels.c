@@ -887,6 +887,24 @@ LUCID_INLINE void sgd_step_f32_body(float *restrict p, const float *restrict g, 
 LUCID_KERNEL(sgd_step_f32, (float *p, const float *g, float *b, ptrdiff_t n, const float *c, int flags),
              (p, g, b, n, c, flags))
 
+/* Adadelta, in place: c = {rho, 1 - rho, eps, lr}; `lr_scaled` 0 when lr is 1 (no multiply). The per-op update's
+ * roundings in its order (kernels.py's _adadelta_step); sqrt and the division are correctly rounded. */
+LUCID_INLINE void adadelta_step_f32_body(float *restrict p, const float *restrict g, float *restrict v,
+                                         float *restrict u, ptrdiff_t n, const float *restrict c, int lr_scaled) {
+    const float rho = c[0], omr = c[1], eps = c[2], lr = c[3];
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const float gi = g[i];
+        const float vi = v[i] * rho + gi * gi * omr;
+        const float d = sqrtf(u[i] + eps) / sqrtf(vi + eps) * gi;
+        u[i] = u[i] * rho + d * d * omr;
+        v[i] = vi;
+        p[i] = p[i] - (lr_scaled ? d * lr : d);
+    }
+}
+LUCID_KERNEL(adadelta_step_f32,
+             (float *p, const float *g, float *v, float *u, ptrdiff_t n, const float *c, int lr_scaled),
+             (p, g, v, u, n, c, lr_scaled))
+
 /* ---------------------------------------------------------------------------------------------------
  * The same kernels split over the thread pool (_pool.c): items lo..n (rows, heads or elements; the kernel's count
  * is the end) in `parts` slices, each computed exactly as the whole call computes it (rows, heads and elements are
@@ -1056,6 +1074,16 @@ LUCID_EXPORT void lucid_par_sgd_step_f32(float *p, const float *g, float *b, ptr
                                          ptrdiff_t lo, int parts) {
     struct elementwise_args a = {p, b, NULL, NULL, NULL, g, c, 0.0f, flags};
     lucid_pool_for(sgd_part, &a, lo, n, parts, 16);
+}
+static void adadelta_part(void *p, ptrdiff_t lo, ptrdiff_t hi, int part) {
+    const struct elementwise_args *a = p;
+    (void)part;
+    lucid_adadelta_step_f32(a->p + lo, a->g + lo, a->m + lo, a->v + lo, hi - lo, a->c, a->flags);
+}
+LUCID_EXPORT void lucid_par_adadelta_step_f32(float *p, const float *g, float *v, float *u, ptrdiff_t n,
+                                              const float *c, int lr_scaled, ptrdiff_t lo, int parts) {
+    struct elementwise_args a = {p, v, u, NULL, NULL, g, c, 0.0f, lr_scaled};
+    lucid_pool_for(adadelta_part, &a, lo, n, parts, 16);
 }
 
 /* A module object so that the file builds and imports as an ordinary extension; its functions are

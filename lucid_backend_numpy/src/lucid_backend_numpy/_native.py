@@ -60,6 +60,7 @@ def load() -> Any:
         "lucid_attention_grad_f32": [p, p, p, p, p, p, p, p, p, n, n, n, n, n, f, ctypes.c_int],
         "lucid_adam_step_f32": [p, p, p, p, n, p, ctypes.c_int],  # p, g, m, v (in place), size, constants, far
         "lucid_sgd_step_f32": [p, p, p, n, p, ctypes.c_int],  # p, g, buf (in place), size, constants, flags
+        "lucid_adadelta_step_f32": [p, p, p, p, n, p, ctypes.c_int],  # p, g, v, u (in place), size, constants, lr != 1
     }
     i = ctypes.c_int
     # the same kernels split over the pool (_pool.c): the arguments above, the count read as the end of the items,
@@ -78,6 +79,7 @@ def load() -> Any:
         "lucid_attention_grad_f32": "lucid_par_attention_grad_f32",  # scratch: slices * ((Ev + L) * S + 4 Ev)
         "lucid_adam_step_f32": "lucid_par_adam_step_f32",
         "lucid_sgd_step_f32": "lucid_par_sgd_step_f32",
+        "lucid_adadelta_step_f32": "lucid_par_adadelta_step_f32",
     }
     for name, argtypes in signatures.items():
         fn = getattr(lib, name)

@@ -9,7 +9,7 @@ tensors as their in-place methods do (every detached view sees them, versions ar
 
 from __future__ import annotations
 
-__all__ = ["adam_step_", "sgd_step_"]
+__all__ = ["adadelta_step_", "adam_step_", "sgd_step_"]
 
 from . import kernels
 from ._grad_mode import _mode
@@ -96,3 +96,21 @@ def adam_step_(
         lerp_weight, beta2, 1 - beta2, -step_size, bias_correction2_sqrt, eps,
     )  # fmt: skip
     _store("adam_step_", ((exp_avg, m), (exp_avg_sq, v), (param, p)))
+
+
+def adadelta_step_(
+    param: Tensor, grad: Tensor, square_avg: Tensor, acc_delta: Tensor, *, rho: float, eps: float, lr: float
+) -> None:
+    """Adadelta's update of ``param`` and its two averages, in place (Lucid's per-op Adadelta, op for op).
+
+    ``square_avg = square_avg * rho + grad * grad * (1 - rho)``, ``delta = sqrt(acc_delta + eps) /
+    sqrt(square_avg + eps) * grad``, ``acc_delta = acc_delta * rho + delta * delta * (1 - rho)``, ``param -=
+    lr * delta``. All four tensors must share a device, a floating dtype and a shape.
+    """
+    ts = (param, grad, square_avg, acc_delta)
+    _check("adadelta_step_", ("param", "grad", "square_avg", "acc_delta"), ts)
+    p, v, u = kernels.call(
+        param._device, "adadelta_step", param._data, grad._data, square_avg._data, acc_delta._data, rho, 1 - rho,
+        eps, lr,
+    )  # fmt: skip
+    _store("adadelta_step_", ((square_avg, v), (acc_delta, u), (param, p)))

@@ -487,6 +487,16 @@ def _sgd_step(
     return p - (d if lr == 1 else d * lr), buf
 
 
+def _adadelta_step(
+    device: Any, p: Any, g: Any, v: Any, u: Any, rho: float, one_minus_rho: float, eps: float, lr: float
+) -> tuple[Any, Any, Any]:
+    xp = device.xp
+    v = v * rho + g * g * one_minus_rho
+    d = xp.sqrt(u + eps) / xp.sqrt(v + eps) * g
+    u = u * rho + d * d * one_minus_rho
+    return p - (d if lr == 1 else d * lr), v, u
+
+
 _GEOMETRY = (
     "``stride``, ``dilation``: one int per spatial axis; ``pads``: ``(before, after)`` per spatial axis; "
     "``groups``: channel groups; ``w``: (O, C/groups, *kernel)."
@@ -596,6 +606,15 @@ KERNELS: dict[str, Kernel] = {
             "each op rounded to the arrays' dtype in that order. A backend may update ``p``, ``m``, ``v`` in place "
             "and return them.",
             _adam_step,
+        ),
+        Kernel(
+            "adadelta_step",
+            "(p, g, v, u, rho, one_minus_rho, eps, lr) -> (array, array, array)",
+            "(p, v, u) after one Adadelta update (``lucid_core.fused.adadelta_step_``): ``v = v rho + g g "
+            "(1 - rho)``, ``d = sqrt(u + eps) / sqrt(v + eps) g``, ``u = u rho + d d (1 - rho)``, ``p = p - lr d``, "
+            "each op rounded to the arrays' dtype in that order (a factor of 1 is no multiply). A backend may "
+            "update ``p``, ``v``, ``u`` in place and return them.",
+            _adadelta_step,
         ),
         # -- fused nn kernels: layer_norm, gelu, attention, cross_entropy --
         Kernel(

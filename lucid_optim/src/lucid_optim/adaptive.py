@@ -9,7 +9,7 @@ from typing import Any
 import lucid_core as lc
 from lucid_core import Parameter, Tensor
 
-from .optimizer import Optimizer, ParamsT, lerp_
+from .optimizer import Optimizer, ParamsT, fusable, lerp_
 
 
 def _check_nonneg(group: dict[str, Any], *names: str) -> None:
@@ -152,6 +152,9 @@ class Adadelta(Optimizer):
         rho, eps = group["rho"], group["eps"]
         state["step"] += 1
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+        if fusable((rho, eps, group["lr"]), param, grad, square_avg, acc_delta):  # one kernel, the same numbers
+            lc.fused.adadelta_step_(param, grad, square_avg, acc_delta, rho=rho, eps=eps, lr=group["lr"])
+            return
         square_avg.mul_(rho).add_(grad * grad * (1 - rho))
         delta = lc.sqrt(acc_delta + eps) / lc.sqrt(square_avg + eps) * grad
         acc_delta.mul_(rho).add_(delta * delta * (1 - rho))
