@@ -187,6 +187,28 @@ def test_conv_kernels_and_their_gradients_are_bit_identical_split(split_everythi
     assert one.shape == w.shape
 
 
+def test_float32_convolutions_on_the_compiled_product_are_bit_identical_split(split_everything, numpy_backend):
+    # sizes that take the compiled product where the CPU has it (AVX-512): the forward and the input gradient per
+    # sample, the weight gradient as sums over fixed chunks of samples (three chunks of 9, 9 and 2 here)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((20, 16, 14, 14)).astype(np.float32)
+    w = (rng.standard_normal((64, 16, 3, 3)) * 0.1).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    gy = rng.standard_normal((20, 64, 14, 14)).astype(np.float32)
+    k = numpy_backend.kernels
+    pads = ((1, 1), (1, 1))
+    calls = (
+        lambda: k["conv_bias"](x, w, b, (1, 1), (1, 1), pads, 1),
+        lambda: k["conv_input_grad"](gy, w, (14, 14), (1, 1), (1, 1), pads, 1),
+        lambda: k["conv_weight_grad"](x, gy, (3, 3), (1, 1), (1, 1), pads, 1),
+    )
+    for call in calls:
+        one, three = _both(call)
+        _assert_same_bits(one, three)
+    exact = k["conv_weight_grad"](x.astype(np.float64), gy.astype(np.float64), (3, 3), (1, 1), (1, 1), pads, 1)
+    np.testing.assert_allclose(calls[2](), exact, rtol=1e-4, atol=2e-3)
+
+
 def test_a_cnn_train_step_is_bit_identical_split(split_everything):
     def step():
         lc.manual_seed(0)

@@ -156,6 +156,7 @@ typedef struct {
     float *c;
     int by_rows; /* the split's items: 0 = panels of NR columns, 1 = tiles of MR rows */
     int failed;  /* set by a slice whose thread could not get its buffer */
+    ptrdiff_t terms, sa, sb; /* C = the sum of `terms` products, the t-th A and B `t sa`, `t sb` elements on */
 } gemm_job;
 
 /* C's panels p0..p1 (NR columns each) and row tiles r0..r1 (MR rows each), every K block; `bp` is this slice's
@@ -166,21 +167,27 @@ AVX512 static void run_block(const gemm_job *g, ptrdiff_t p0, ptrdiff_t p1, ptrd
     float ap[MR * KC] __attribute__((aligned(64)));
     float edge[MR * NR] __attribute__((aligned(64)));
     const int direct = g->csa == 1; /* rows of A contiguous: read in place (edge tiles still packed) */
-    for (ptrdiff_t pc = 0; pc < g->k; pc += KC) {
+    for (ptrdiff_t term = 0, pc = 0; term < g->terms; pc += KC) {
+        if (pc >= g->k) { /* the next product of a sum: its K blocks add on */
+            if (++term == g->terms)
+                break;
+            pc = 0;
+        }
         const ptrdiff_t kc = g->k - pc < KC ? g->k - pc : KC;
-        const int acc = pc > 0;
+        const int acc = term > 0 || pc > 0;
+        const float *const ga = g->a + term * g->sa, *const gb = g->b + term * g->sb;
         for (ptrdiff_t q0 = p0; q0 < p1; q0 += PC) {
             const ptrdiff_t q1 = p1 - q0 < PC ? p1 : q0 + PC;
             for (ptrdiff_t p = q0; p < q1; p++) {
                 const ptrdiff_t j = p * NR, w = g->n - j < NR ? g->n - j : NR;
-                pack_b(kc, w, g->b + pc * g->rsb + j * g->csb, g->rsb, g->csb, bp + (p - q0) * KC * NR);
+                pack_b(kc, w, gb + pc * g->rsb + j * g->csb, g->rsb, g->csb, bp + (p - q0) * KC * NR);
             }
             for (ptrdiff_t r = r0; r < r1; r++) {
                 const ptrdiff_t i = r * MR, h = g->m - i < MR ? g->m - i : MR;
-                const float *a = g->a + i * g->rsa + pc;
+                const float *a = ga + i * g->rsa + pc;
                 ptrdiff_t rsa = g->rsa, csa = 1;
                 if (!direct || h < MR) {
-                    pack_a(h, kc, g->a + i * g->rsa + pc * g->csa, g->rsa, g->csa, ap);
+                    pack_a(h, kc, ga + i * g->rsa + pc * g->csa, g->rsa, g->csa, ap);
                     a = ap, rsa = 1, csa = MR;
                 }
                 for (ptrdiff_t p = q0; p < q1; p++) {
@@ -248,7 +255,7 @@ LUCID_EXPORT int lucid_gemm_f32(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const flo
     }
     const ptrdiff_t panels = (n + NR - 1) / NR, tiles = (m + MR - 1) / MR;
     /* split the longer side: each slice packs its share of that side's operand and all of the other's */
-    gemm_job g = {m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, tiles * MR >= panels * NR, 0};
+    gemm_job g = {m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, tiles * MR >= panels * NR, 0, 1, 0, 0};
     lucid_pool_for(gemm_part, &g, 0, g.by_rows ? tiles : panels, parts, 1);
     return g.failed ? -1 : 0;
 }
@@ -282,9 +289,29 @@ LUCID_EXPORT int lucid_gemm_batch_f32(ptrdiff_t batch, ptrdiff_t m, ptrdiff_t n,
                 memset(c + t * sc + i * ldc, 0, (size_t)n * sizeof(float));
         return 0;
     }
-    batch_job bj = {{m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, 1, 0}, sa, sb, sc};
+    batch_job bj = {{m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, 1, 0, 1, 0, 0}, sa, sb, sc};
     lucid_pool_for(batch_part, &bj, 0, batch, parts, 1);
     return bj.g.failed ? -1 : 0;
+}
+
+/* C = A[0] @ B[0] + A[1] @ B[1] + ... (`terms` products; the t-th operands `t sa`, `t sb` elements after the
+ * first): one long product whose depth runs through each term in turn, every element summed in that order
+ * whatever the split over the pool (a convolution's weight gradient over the samples of a batch). Returns 0, or
+ * -1 (no buffer; C incomplete). */
+LUCID_EXPORT int lucid_gemm_sum_f32(ptrdiff_t terms, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a,
+                                    ptrdiff_t sa, ptrdiff_t rsa, ptrdiff_t csa, const float *b, ptrdiff_t sb,
+                                    ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t ldc, int parts) {
+    if (m <= 0 || n <= 0)
+        return 0;
+    if (k <= 0 || terms <= 0) {
+        for (ptrdiff_t i = 0; i < m; i++)
+            memset(c + i * ldc, 0, (size_t)n * sizeof(float));
+        return 0;
+    }
+    const ptrdiff_t panels = (n + NR - 1) / NR, tiles = (m + MR - 1) / MR;
+    gemm_job g = {m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, tiles * MR >= panels * NR, 0, terms, sa, sb};
+    lucid_pool_for(gemm_part, &g, 0, g.by_rows ? tiles : panels, parts, 1);
+    return g.failed ? -1 : 0;
 }
 
 #else
@@ -301,6 +328,13 @@ LUCID_EXPORT int lucid_gemm_batch_f32(ptrdiff_t batch, ptrdiff_t m, ptrdiff_t n,
                                       ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t sc, ptrdiff_t ldc, int parts) {
     (void)batch, (void)m, (void)n, (void)k, (void)a, (void)sa, (void)rsa, (void)csa, (void)b, (void)sb, (void)rsb;
     (void)csb, (void)c, (void)sc, (void)ldc, (void)parts;
+    return -1;
+}
+LUCID_EXPORT int lucid_gemm_sum_f32(ptrdiff_t terms, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a,
+                                    ptrdiff_t sa, ptrdiff_t rsa, ptrdiff_t csa, const float *b, ptrdiff_t sb,
+                                    ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t ldc, int parts) {
+    (void)terms, (void)m, (void)n, (void)k, (void)a, (void)sa, (void)rsa, (void)csa, (void)b, (void)sb, (void)rsb;
+    (void)csb, (void)c, (void)ldc, (void)parts;
     return -1;
 }
 #endif

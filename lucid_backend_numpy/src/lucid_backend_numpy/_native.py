@@ -101,6 +101,9 @@ def load() -> Any:
     # a stack: batch, m, n, k, A (address, batch, row, column strides), B (the same), C, its batch and row strides
     lib.lucid_gemm_batch_f32.argtypes = [n, n, n, n, p, n, n, n, p, n, n, n, p, n, n, i]
     lib.lucid_gemm_batch_f32.restype = i
+    # a sum of products: terms, m, n, k, A and B (address, term, row, column strides), C, its row stride, slices
+    lib.lucid_gemm_sum_f32.argtypes = [n, n, n, n, p, n, n, n, p, n, n, n, p, n, i]
+    lib.lucid_gemm_sum_f32.restype = i
     lib.lucid_simd_level.argtypes = []
     lib.lucid_set_simd_level.argtypes = [ctypes.c_int]
     lib.lucid_simd_level.restype = lib.lucid_set_simd_level.restype = ctypes.c_int

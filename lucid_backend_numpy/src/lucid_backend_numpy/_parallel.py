@@ -62,6 +62,8 @@ __all__ = [
     "compiled_parts",
     "gemm",
     "gemm_into",
+    "gemm_on",
+    "gemm_sum_into",
     "num_threads",
     "parallel_batches",
     "pool_busy",
@@ -331,6 +333,28 @@ def gemm_into(np: Any, a: Any, b: Any, out: Any) -> bool:
         return False
     c = out.__array_interface__["data"][0]
     return lib.lucid_gemm_batch_f32(nb, m, n, k, *pa, *pb, c, m * n, n, 1) == 0
+
+
+def gemm_on() -> bool:
+    """Whether float32 products run on the compiled kernel here (AVX-512, built, not turned off)."""
+    return _compiled["gemm"] is not None
+
+
+def gemm_sum_into(np: Any, a: Any, b: Any, out: Any) -> bool:
+    """``out = a[0] @ b[0] + a[1] @ b[1] + ...`` for float32 stacks (``(T, m, k)`` and ``(T, k, n)``, each matrix
+    C-contiguous or a transpose) on the compiled kernel, one thread, summed term after term in one fixed order;
+    False where it does not apply (no AVX-512, other dtypes or layouts, small sums): the caller sums otherwise."""
+    lib = _compiled["gemm"]
+    if lib is None or a.dtype != np.float32 or b.dtype != np.float32 or out.dtype != np.float32:
+        return False
+    terms, m, k = a.shape
+    n = b.shape[-1]
+    if m < 24 or n < 16 or m * n * k * terms < GEMM_MIN_WORK or b.shape != (terms, k, n) or out.shape != (m, n):
+        return False
+    pa, pb = _strided(a, terms), _strided(b, terms)
+    if pa is None or pb is None or not out.flags.c_contiguous or (pa[2] != 1 and pa[3] != 1):
+        return False
+    return lib.lucid_gemm_sum_f32(terms, m, n, k, *pa, *pb, ptr(out), n, 1) == 0
 
 
 def run_compiled(call: Callable[[int, int, int], object], n_items: int, work: int) -> None:
