@@ -115,6 +115,25 @@ def test_a_stack_is_each_product_with_its_bits(three_threads, shared):
 
 
 @needs_gemm
+@pytest.mark.parametrize("terms, m, n, k", [(1, 30, 20, 5), (9, 144, 32, 196), (4, 50, 70, 300), (3, 13, 33, 257)])
+def test_a_sum_of_products_is_the_sum_and_independent_of_the_split(three_threads, terms, m, n, k):
+    rng = np.random.default_rng(terms * m)
+    a = rng.standard_normal((terms, m, k), dtype=np.float32)
+    b = np.swapaxes(rng.standard_normal((terms, n, k), dtype=np.float32), -1, -2)  # each term's B transposed
+    outs = []
+    for parts in (1, 2, 3):
+        c = np.full((m, n), np.nan, dtype=np.float32)
+        assert LIB.lucid_gemm_sum_f32(
+            terms, m, n, k, a.ctypes.data, m * k, k, 1, b.ctypes.data, n * k, 1, k, c.ctypes.data, n, parts
+        ) == 0  # fmt: skip
+        outs.append(c)
+    assert outs[0].tobytes() == outs[1].tobytes() == outs[2].tobytes()
+    whole_a = np.concatenate(list(a), axis=1)  # the sum is one product over the terms' depths laid end to end
+    whole_b = np.concatenate(list(b), axis=0)
+    _check_close(outs[0], whole_a, whole_b)
+
+
+@needs_gemm
 def test_backend_products_take_it_above_the_threshold_and_blas_below():
     rng = np.random.default_rng(3)
     big_a, big_w = rng.standard_normal((128, 784), dtype=np.float32), rng.standard_normal((512, 784), dtype=np.float32)
