@@ -134,6 +134,21 @@ def test_a_sum_of_products_is_the_sum_and_independent_of_the_split(three_threads
 
 
 @needs_gemm
+def test_stacks_are_read_in_place_or_refused_never_copied():
+    # gemm_into passes the stack's own memory to C: a stack whose leading axes do not fold into one stride is
+    # refused (a copy made inside would be freed before the kernel ran), and one that folds gives each product
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((4, 6, 64, 96), dtype=np.float32)
+    b = rng.standard_normal((96, 384), dtype=np.float32)
+    out = np.empty((4, 3, 64, 384), dtype=np.float32)
+    assert _parallel.gemm_into(np, a[:, ::2], b, out)  # strides fold: 2 * 64 * 96 * 3 == 6 * 64 * 96
+    for i in range(4):
+        for j in range(3):
+            assert out[i, j].tobytes() == _gemm(a[i, 2 * j], b).tobytes()
+    assert not _parallel.gemm_into(np, a[:, :3], b, np.empty((4, 3, 64, 384), dtype=np.float32))
+
+
+@needs_gemm
 def test_backend_products_take_it_above_the_threshold_and_blas_below():
     rng = np.random.default_rng(3)
     big_a, big_w = rng.standard_normal((128, 784), dtype=np.float32), rng.standard_normal((512, 784), dtype=np.float32)

@@ -300,18 +300,25 @@ def gemm(np: Any, a: Any, b: Any) -> Any:
 
 def _strided(x: Any, nb: int) -> tuple[int, int, int, int] | None:
     """(address, batch stride, row stride, column stride) in elements for a stack of ``nb`` float32 matrices
-    (a 2-D ``x`` is shared: batch stride 0), or None where the stack has no single batch stride."""
-    if x.ndim > 2:
-        x = x.reshape((-1, *x.shape[-2:]))  # a view for stacks of one stride (else a copy: still correct)
-        if x.shape[0] != nb:
+    (a 2-D ``x`` is shared: batch stride 0), or None where the stack has no single batch stride. Never a copy:
+    the address must stay valid while the caller holds ``x``."""
+    sb = span = 0
+    count = 1
+    for size, stride in zip(reversed(x.shape[:-2]), reversed(x.strides[:-2])):
+        count *= size
+        if size == 1:
+            continue
+        if span and stride != span:  # the leading axes do not fold into one
             return None
-        sb = x.strides[0] // 4
-    else:
-        sb = 0
+        if not span:
+            sb = stride
+        span = stride * size
+    if x.ndim > 2 and count != nb:
+        return None
     rs, cs = x.strides[-2] // 4, x.strides[-1] // 4
     if min(rs, cs, sb) < 0:
         return None
-    return x.__array_interface__["data"][0], sb, rs, cs
+    return x.__array_interface__["data"][0], sb // 4, rs, cs
 
 
 def gemm_into(np: Any, a: Any, b: Any, out: Any) -> bool:
