@@ -205,11 +205,10 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         cols = np.empty((n, groups, cg * math.prod(kernel), p), dtype=x.dtype)
         g4 = gy.reshape(n, groups, o // groups, p)
         geo = (kernel, stride, dilation, pads, out, gout, cgeo)
-        prods = np.empty((n, groups, o // groups, cols.shape[2]), dtype=np.result_type(x, gy))
-
         summed = weight_grad_summed(x, g4, geo, cols)
         if summed is not None:
             return summed.reshape((o, cg, *kernel))
+        prods = np.empty((n, groups, o // groups, cols.shape[2]), dtype=np.result_type(x, gy))
         rows = in_chunks(lambda lo, hi: weight_grad_rows(x, g4, geo, groups, cols, lo, hi, prods), cols[0].nbytes)
         parallel_batches(rows, n, _work(prods, cols))
         # the sum over the batch on one thread, in the order one call takes: the same bits for any split
