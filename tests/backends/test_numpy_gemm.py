@@ -148,6 +148,35 @@ def test_stacks_are_read_in_place_or_refused_never_copied():
     assert not _parallel.gemm_into(np, a[:, :3], b, np.empty((4, 3, 64, 384), dtype=np.float32))
 
 
+def _rss() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) * 1024
+
+
+@needs_gemm
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_threads_that_multiply_and_exit_leave_no_buffer_behind():
+    # each thread keeps a 512 KiB buffer for packed panels; a pthread key's destructor frees it at thread exit
+    import threading
+
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((128, 512), dtype=np.float32), rng.standard_normal((512, 512), dtype=np.float32)
+
+    def once() -> None:
+        assert _parallel.gemm(np, a, b) is not None
+
+    for _ in range(4):  # warm: the allocator's arenas for new threads
+        t = threading.Thread(target=once)
+        t.start()
+        t.join()
+    before = _rss()
+    for _ in range(64):
+        t = threading.Thread(target=once)
+        t.start()
+        t.join()
+    assert _rss() - before < 8 * 2**20  # 64 leaked buffers would be 32 MiB
+
+
 @needs_gemm
 def test_backend_products_take_it_above_the_threshold_and_blas_below():
     rng = np.random.default_rng(3)

@@ -27,6 +27,7 @@
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(_WIN32)
 #include <immintrin.h>
+#include <pthread.h>
 
 #define MR 12  /* rows of a C tile */
 #define NR 32  /* columns of a C tile: two vectors */
@@ -210,15 +211,29 @@ AVX512 static void run_block(const gemm_job *g, ptrdiff_t p0, ptrdiff_t p1, ptrd
 }
 
 /* This thread's buffer for packed panels of B (PC * KC * NR floats, 64-byte aligned for aligned loads and
- * stores), made on its first product and kept: one allocated and freed per call fragmented the heap (a
- * transformer step's peak RSS grew by 15 MB). NULL if there is no memory. */
-static __thread float *panels_here;
+ * stores), made on its first product and kept until the thread ends (a pthread key's destructor frees it: a
+ * thread that multiplies once and exits, a data loader's, leaves nothing behind). One allocated and freed per
+ * call fragmented the heap instead (a transformer step's peak RSS grew by 15 MB). NULL if there is no memory. */
+static pthread_key_t panels_key;
+static pthread_once_t panels_once = PTHREAD_ONCE_INIT;
+static int panels_key_ok;
+
+static void make_panels_key(void) { panels_key_ok = pthread_key_create(&panels_key, free) == 0; }
 
 static float *thread_panels(void) {
+    pthread_once(&panels_once, make_panels_key);
+    if (!panels_key_ok)
+        return NULL;
+    float *bp = pthread_getspecific(panels_key);
     void *p = NULL;
-    if (panels_here == NULL && posix_memalign(&p, 64, (size_t)PC * KC * NR * sizeof(float)) == 0)
-        panels_here = p;
-    return panels_here;
+    if (bp == NULL && posix_memalign(&p, 64, (size_t)PC * KC * NR * sizeof(float)) == 0) {
+        if (pthread_setspecific(panels_key, p) != 0) {
+            free(p);
+            return NULL;
+        }
+        bp = p;
+    }
+    return bp;
 }
 
 static void gemm_part(void *arg, ptrdiff_t lo, ptrdiff_t hi, int part) {
