@@ -146,6 +146,8 @@ def test_stacks_are_read_in_place_or_refused_never_copied():
         for j in range(3):
             assert out[i, j].tobytes() == _gemm(a[i, 2 * j], b).tobytes()
     assert not _parallel.gemm_into(np, a[:, :3], b, np.empty((4, 3, 64, 384), dtype=np.float32))
+    # matrices neither C-contiguous nor transposed (every other column): refused too, BLAS's case
+    assert not _parallel.gemm_into(np, a[:, ::2, :, ::2], b[:48], np.empty((4, 3, 64, 384), dtype=np.float32))
 
 
 def _rss() -> int:

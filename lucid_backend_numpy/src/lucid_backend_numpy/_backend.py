@@ -299,13 +299,17 @@ def _kernels(np: Any) -> dict[str, Any]:
         parallel_batches(part, out.size, out.size)
         return out.view(gy.dtype).reshape(gy.shape)
 
-    def owned(a: Any) -> bool:
-        return _owned(np.ndarray, a)
+    def in_place(p: Any, g: Any, *state: Any) -> bool:
+        """Whether a compiled optimizer update can write ``p`` and its ``state`` in place: float32, C-contiguous,
+        one shape, and memory the arrays own (a view's write would not reach the tensor's other views)."""
+        return (
+            _compiled(native, np, p, g, *state)
+            and all(a.shape == p.shape for a in (g, *state))
+            and all(_owned(np.ndarray, a) for a in (p, *state))
+        )
 
     def adam_step(p: Any, g: Any, m: Any, v: Any, w: float, *rest: float) -> tuple[Any, Any, Any]:
-        if not (_compiled(native, np, p, g, m, v) and p.shape == g.shape == m.shape == v.shape) or not all(
-            owned(a) for a in (p, m, v)
-        ):
+        if not in_place(p, g, m, v):
             return KERNELS["adam_step"].default(fallback, p, g, m, v, w, *rest)
         beta2, omb2, neg_step, bc2, eps = rest
         c = np.array([w, 1.0 - w, beta2, omb2, neg_step, bc2, eps], dtype=np.float32)  # as NumPy casts them
@@ -314,7 +318,7 @@ def _kernels(np: Any) -> dict[str, Any]:
         return p, m, v
 
     def sgd_step(p: Any, g: Any, buf: Any, momentum: float, scale: float, lr: float, nesterov: bool) -> Any:
-        if not (_compiled(native, np, p, g, buf) and p.shape == g.shape == buf.shape and owned(p) and owned(buf)):
+        if not in_place(p, g, buf):
             return KERNELS["sgd_step"].default(fallback, p, g, buf, momentum, scale, lr, nesterov)
         c = np.array([momentum, scale, lr], dtype=np.float32)
         flags = (scale != 1) | (2 if nesterov else 0) | (4 if lr != 1 else 0)
@@ -323,9 +327,7 @@ def _kernels(np: Any) -> dict[str, Any]:
         return p, buf
 
     def adadelta_step(p: Any, g: Any, v: Any, u: Any, rho: float, omr: float, eps: float, lr: float) -> Any:
-        if not (_compiled(native, np, p, g, v, u) and p.shape == g.shape == v.shape == u.shape) or not all(
-            owned(a) for a in (p, v, u)
-        ):
+        if not in_place(p, g, v, u):
             return KERNELS["adadelta_step"].default(fallback, p, g, v, u, rho, omr, eps, lr)
         c = np.array([rho, omr, eps, lr], dtype=np.float32)  # as NumPy casts them
         parts = cparts(p.size, 4 * p.size)

@@ -43,6 +43,11 @@ def _work_of(product_size: int, cols_size: int, rows: int) -> int:
 COLS_CHUNK_BYTES = 1 << 20
 
 
+def _chunk(per_sample_bytes: int) -> int:
+    """Samples per chunk: as many as COLS_CHUNK_BYTES of columns hold, at least one."""
+    return max(1, COLS_CHUNK_BYTES // max(1, per_sample_bytes))
+
+
 def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
     """The kernels, closed over the NumPy module (imported when the backend loads) and the compiled loops
     (``_native.load()``; None: NumPy only)."""
@@ -148,7 +153,7 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         """``rows(lo, hi)`` run a few samples at a time (COLS_CHUNK_BYTES of im2col columns): each chunk's columns
         meet their product while still in cache (MNIST's second convolution makes 663 KB a sample, 42 MB a
         batch; measured in RESULTS.md). Every sample's numbers are its own: the same bits for any chunking."""
-        step = max(1, COLS_CHUNK_BYTES // max(1, per_sample))
+        step = _chunk(per_sample)
 
         def chunked(lo: int, hi: int) -> None:
             for s in range(lo, hi, step):
@@ -163,7 +168,7 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         a (hi - lo, *per) buffer of the slice's own, reused chunk after chunk, so columns stay in cache: a
         batch-sized buffer wrote fresh memory every chunk (MNIST's second convolution's im2col 5.9 ms a batch
         against 1.9 in a reused one). ``ones_row``: a row of ones (a bias) kept in every chunk."""
-        step = max(1, COLS_CHUNK_BYTES // max(1, math.prod(per) * np.dtype(dtype).itemsize))
+        step = _chunk(math.prod(per) * np.dtype(dtype).itemsize)
 
         def chunked(lo: int, hi: int) -> None:
             cols = np.empty((min(step, hi - lo), *per), dtype=dtype)
@@ -256,7 +261,7 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         if groups != 1 or not gemm_on() or x.dtype != np.float32 or g4.dtype != np.float32:
             return None
         gy = np.ascontiguousarray(g4[:, 0])  # (N, O, P)
-        step = max(1, COLS_CHUNK_BYTES // max(1, ck * p * 4))
+        step = _chunk(ck * p * 4)
         chunks = -(-n // step)
         sums = np.empty((chunks, ck, o), dtype=np.float32)
 

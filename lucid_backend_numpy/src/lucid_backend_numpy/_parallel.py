@@ -266,6 +266,11 @@ GEMM_MIN = (48, 64, 32)
 GEMM_MIN_WORK = 2**21
 
 
+def _big_enough(m: int, n: int, k: int) -> bool:
+    """Whether an m x k by k x n product is worth the compiled kernel (GEMM_MIN, GEMM_MIN_WORK)."""
+    return m >= GEMM_MIN[0] and n >= GEMM_MIN[1] and k >= GEMM_MIN[2] and m * n * k >= GEMM_MIN_WORK
+
+
 def _operand(a: Any) -> tuple[int, int, int] | None:
     """(address, row stride, column stride) in elements for a C-contiguous matrix or a transposed one; else None."""
     if a.flags.c_contiguous:
@@ -285,7 +290,7 @@ def gemm(np: Any, a: Any, b: Any) -> Any:
         return None
     m, k = a.shape
     n = b.shape[1]
-    if m * n * k < GEMM_MIN_WORK or m < GEMM_MIN[0] or n < GEMM_MIN[1] or k < GEMM_MIN[2] or b.shape[0] != k:
+    if b.shape[0] != k or not _big_enough(m, n, k):
         return None
     pa, pb = _operand(a), _operand(b)
     if pa is None or pb is None:
@@ -299,9 +304,10 @@ def gemm(np: Any, a: Any, b: Any) -> Any:
 
 
 def _strided(x: Any, nb: int) -> tuple[int, int, int, int] | None:
-    """(address, batch stride, row stride, column stride) in elements for a stack of ``nb`` float32 matrices
-    (a 2-D ``x`` is shared: batch stride 0), or None where the stack has no single batch stride. Never a copy:
-    the address must stay valid while the caller holds ``x``."""
+    """(address, batch stride, row stride, column stride) in elements for a stack of ``nb`` float32 matrices,
+    each C-contiguous or a transpose (a 2-D ``x`` is shared: batch stride 0), or None where the matrices are
+    otherwise strided or the stack has no single batch stride. Never a copy: the address must stay valid while
+    the caller holds ``x``."""
     sb = span = 0
     count = 1
     for size, stride in zip(reversed(x.shape[:-2]), reversed(x.strides[:-2])):
@@ -316,7 +322,7 @@ def _strided(x: Any, nb: int) -> tuple[int, int, int, int] | None:
     if x.ndim > 2 and count != nb:
         return None
     rs, cs = x.strides[-2] // 4, x.strides[-1] // 4
-    if min(rs, cs, sb) < 0:
+    if min(rs, cs, sb) < 0 or (rs != 1 and cs != 1):
         return None
     return x.__array_interface__["data"][0], sb // 4, rs, cs
 
@@ -330,7 +336,7 @@ def gemm_into(np: Any, a: Any, b: Any, out: Any) -> bool:
         return False
     m, k = a.shape[-2:]
     n = b.shape[-1]
-    if m * n * k < GEMM_MIN_WORK or m < GEMM_MIN[0] or n < GEMM_MIN[1] or k < GEMM_MIN[2] or b.shape[-2] != k:
+    if b.shape[-2] != k or not _big_enough(m, n, k):
         return False
     if not out.flags.c_contiguous or out.shape[-2:] != (m, n):
         return False
@@ -359,7 +365,7 @@ def gemm_sum_into(np: Any, a: Any, b: Any, out: Any) -> bool:
     if m < 24 or n < 16 or m * n * k * terms < GEMM_MIN_WORK or b.shape != (terms, k, n) or out.shape != (m, n):
         return False
     pa, pb = _strided(a, terms), _strided(b, terms)
-    if pa is None or pb is None or not out.flags.c_contiguous or (pa[2] != 1 and pa[3] != 1):
+    if pa is None or pb is None or not out.flags.c_contiguous:
         return False
     return lib.lucid_gemm_sum_f32(terms, m, n, k, *pa, *pb, ptr(out), n, 1) == 0
 
