@@ -112,6 +112,21 @@ def test_adam_step_checks_its_tensors():
         assert p._version == version + 1 and view.tolist() == p.tolist() != [1.0, 1.0, 1.0]  # views see the write
 
 
+def test_adadelta_step_checks_its_tensors_and_writes_in_place():
+    p, g = lc.ones(3, requires_grad=True), lc.ones(3)
+    v, u = lc.zeros(3), lc.zeros(3)
+    hyper = dict(rho=0.9, eps=1e-6, lr=1.0)
+    with pytest.raises(RuntimeError, match="must run under `lucid_core.no_grad"):
+        lc.fused.adadelta_step_(p, g, v, u, **hyper)
+    with lc.no_grad():
+        with pytest.raises(ValueError, match=r"acc_delta is float32 \(4,\)"):
+            lc.fused.adadelta_step_(p, g, v, lc.zeros(4), **hyper)
+        views = (p.detach(), v.detach(), u.detach())
+        lc.fused.adadelta_step_(p, g, v, u, **hyper)
+        assert [t.tolist() for t in views] == [p.tolist(), v.tolist(), u.tolist()]  # every write landed
+        assert p.tolist() != [1.0] * 3 and v.tolist() != [0.0] * 3 and u.tolist() != [0.0] * 3
+
+
 def test_a_kernel_result_that_does_not_fit_raises_and_writes_nothing(monkeypatch):
     """A backend's ``sgd_step`` returning another dtype must not change a parameter's dtype quietly."""
     from lucid_core import kernels
