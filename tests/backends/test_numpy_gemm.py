@@ -8,6 +8,7 @@ import os
 import platform
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -33,11 +34,12 @@ def _matrix(rng: np.random.Generator, rows: int, cols: int, transposed: bool) ->
     return rng.standard_normal((rows, cols), dtype=np.float32)
 
 
-def _gemm(a: np.ndarray, b: np.ndarray, parts: int = 1) -> np.ndarray:
+def _gemm(a: np.ndarray, b: np.ndarray, parts: int = 1, bias: np.ndarray | None = None) -> np.ndarray:
     m, k = a.shape
     n = b.shape[1]
     c = np.full((m, n), np.nan, dtype=np.float32)  # every element must be written
-    assert LIB.lucid_gemm_f32(m, n, k, *_operand(a), *_operand(b), c.ctypes.data, n, parts) == 0
+    address = None if bias is None else bias.ctypes.data
+    assert LIB.lucid_gemm_f32(m, n, k, *_operand(a), *_operand(b), c.ctypes.data, n, address, parts) == 0
     return c
 
 
@@ -81,6 +83,53 @@ def test_tiles_depth_blocks_and_panel_chunks_with_their_edges(m, n, k, ta, tb):
     rng = np.random.default_rng(m * n + k)
     a, b = _matrix(rng, m, k, ta), _matrix(rng, k, n, tb)
     _check_close(_gemm(a, b), a, b)
+
+
+@needs_gemm
+@pytest.mark.parametrize("tb", [False, True])
+@pytest.mark.parametrize(
+    "m, n, k", [(12, 32, 256), (13, 33, 257), (128, 512, 784), (25, 70, 520), (5, 3, 0), (1, 40, 1)]
+)
+def test_a_bias_is_added_with_the_bits_of_the_product_then_the_bias(three_threads, m, n, k, tb):
+    # added as C's rows are written after the last depth block: (A @ B) + bias, rounded as two steps, on full
+    # tiles, edge tiles and edge columns alike, for any split
+    rng = np.random.default_rng(m + n + k)
+    a, b = _matrix(rng, m, k, False), _matrix(rng, k, n, tb)
+    bias = rng.standard_normal(n, dtype=np.float32) * 100
+    bias[0] = -0.0
+    want = _gemm(a, b) + bias
+    for parts in (1, 2, 3):
+        assert _gemm(a, b, parts, bias).tobytes() == want.tobytes()
+
+
+@needs_gemm
+def test_the_linear_kernel_fuses_the_bias_with_the_composed_defaults_bits():
+    from lucid_core import kernels
+    from lucid_core._registry import resolve_device
+
+    dev = resolve_device("numpy")
+
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((128, 300), dtype=np.float32)
+    w = rng.standard_normal((70, 300), dtype=np.float32)
+    b = rng.standard_normal(70, dtype=np.float32)
+    plain = types.SimpleNamespace(backend=types.SimpleNamespace(kernels={}, inplace=dev.backend.inplace), xp=dev.xp)
+    for bias in (b, None):
+        got = kernels.call(dev, "linear", x, w, bias)
+        want = kernels.call(plain, "linear", x, w, bias)
+        assert got.dtype == np.float32 and got.tobytes() == want.tobytes()
+    calls = []
+    real = _parallel.gemm
+    try:
+        _parallel.gemm = lambda *args: calls.append(len(args)) or real(*args)
+        kernels.call(dev, "linear", x, w, b)
+    finally:
+        _parallel.gemm = real
+    assert calls == [4]  # the bias went into the product
+    x64 = x.astype(np.float64)  # other dtypes: the product, then the bias
+    got = kernels.call(dev, "linear", x64, w.astype(np.float64), b.astype(np.float64))
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, x64 @ w.astype(np.float64).T + b.astype(np.float64))
 
 
 @needs_gemm

@@ -334,12 +334,25 @@ def _kernels(np: Any) -> dict[str, Any]:
         native.lucid_par_adadelta_step_f32(_ptr(p), _ptr(g), _ptr(v), _ptr(u), p.size, _ptr(c), lr != 1, 0, parts)
         return p, v, u
 
+    def linear(x: Any, w: Any, b: Any) -> Any:
+        if x.ndim == 2 and not _parallel.pool_busy():
+            y = _parallel.gemm(np, x, w.T, b)  # the bias added as the product writes its rows
+            if y is not None:
+                return y
+        y = _split_matmul(np, np.matmul, x, w.T)
+        if b is None:
+            return y
+        if y.dtype == b.dtype and y.ndim == 2 and b.shape == y.shape[-1:]:
+            return np.add(y, b, out=y)  # y is fresh: the composed default's in-place add
+        return y + b
+
     fallback = _NumpyDevice()  # the composed defaults, for the cases the fused kernels leave to them
     table = {
         **_conv_kernels(np, native),
         **cnn_kernels(np, native),
         **_nn_kernels(np, erf, fallback, native),
         "relu_grad": relu_grad,
+        "linear": linear,
         "adam_step": adam_step,
         "sgd_step": sgd_step,
         "adadelta_step": adadelta_step,

@@ -35,9 +35,10 @@
 #define AVX512 __attribute__((target("avx512f")))
 
 /* C[0:12, 0:32] (+)= A[0:12, 0:kc] @ Bp, A at `a` with strides `rsa` (rows) and `csa` (depth) in elements,
- * Bp packed (kc rows of 32). `acc`: add to C (a later K block) instead of overwriting it. */
+ * Bp packed (kc rows of 32). `acc`: add to C (a later K block) instead of overwriting it; then `bias` (32
+ * floats, or NULL) is added to every row: (C + A @ Bp) + bias, the order of a product followed by its bias. */
 AVX512 static void tile(ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t csa, const float *restrict bp,
-                        float *c, ptrdiff_t ldc, int acc) {
+                        float *c, ptrdiff_t ldc, int acc, const float *bias) {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00;
     __m512 c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
     __m512 c80 = c00, c81 = c00, c90 = c00, c91 = c00, ca0 = c00, ca1 = c00, cb0 = c00, cb1 = c00;
@@ -60,12 +61,17 @@ AVX512 static void tile(ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t c
         a0 += step, a3 += step, a6 += step, a9 += step;
         bp += NR;
     }
+    const __m512 bias0 = bias ? _mm512_loadu_ps(bias) : c00, bias1 = bias ? _mm512_loadu_ps(bias + 16) : c00;
 #define STORE(r, c0, c1)                                                                                        \
     {                                                                                                           \
         float *p = c + (r) * ldc;                                                                               \
         if (acc) {                                                                                              \
             c0 = _mm512_add_ps(_mm512_loadu_ps(p), c0);                                                         \
             c1 = _mm512_add_ps(_mm512_loadu_ps(p + 16), c1);                                                    \
+        }                                                                                                       \
+        if (bias) {                                                                                             \
+            c0 = _mm512_add_ps(c0, bias0);                                                                      \
+            c1 = _mm512_add_ps(c1, bias1);                                                                      \
         }                                                                                                       \
         _mm512_storeu_ps(p, c0);                                                                                \
         _mm512_storeu_ps(p + 16, c1);                                                                           \
@@ -158,6 +164,7 @@ typedef struct {
     int by_rows; /* the split's items: 0 = panels of NR columns, 1 = tiles of MR rows */
     int failed;  /* set by a slice whose thread could not get its buffer */
     ptrdiff_t terms, sa, sb; /* C = the sum of `terms` products, the t-th A and B `t sa`, `t sb` elements on */
+    const float *bias;       /* n floats added to every row of C after its last K block, or NULL */
 } gemm_job;
 
 /* C's panels p0..p1 (NR columns each) and row tiles r0..r1 (MR rows each), every K block; `bp` is this slice's
@@ -176,6 +183,7 @@ AVX512 static void run_block(const gemm_job *g, ptrdiff_t p0, ptrdiff_t p1, ptrd
         }
         const ptrdiff_t kc = g->k - pc < KC ? g->k - pc : KC;
         const int acc = term > 0 || pc > 0;
+        const float *const bias = term == g->terms - 1 && pc + kc >= g->k ? g->bias : NULL; /* the last block */
         const float *const ga = g->a + term * g->sa, *const gb = g->b + term * g->sb;
         for (ptrdiff_t q0 = p0; q0 < p1; q0 += PC) {
             const ptrdiff_t q1 = p1 - q0 < PC ? p1 : q0 + PC;
@@ -196,14 +204,16 @@ AVX512 static void run_block(const gemm_job *g, ptrdiff_t p0, ptrdiff_t p1, ptrd
                     const float *b = bp + (p - q0) * KC * NR;
                     float *c = g->c + i * g->ldc + j;
                     if (h == MR && w == NR) {
-                        tile(kc, a, rsa, csa, b, c, g->ldc, acc);
+                        tile(kc, a, rsa, csa, b, c, g->ldc, acc, bias ? bias + j : NULL);
                         continue;
                     }
                     /* an edge: rows past m are zeros in the packed copy; rows and columns past C's are dropped */
-                    tile(kc, a, rsa, csa, b, edge, NR, 0);
+                    tile(kc, a, rsa, csa, b, edge, NR, 0, NULL);
                     for (ptrdiff_t x = 0; x < h; x++)
-                        for (ptrdiff_t y = 0; y < w; y++)
-                            c[x * g->ldc + y] = acc ? c[x * g->ldc + y] + edge[x * NR + y] : edge[x * NR + y];
+                        for (ptrdiff_t y = 0; y < w; y++) {
+                            float v = acc ? c[x * g->ldc + y] + edge[x * NR + y] : edge[x * NR + y];
+                            c[x * g->ldc + y] = bias ? v + bias[j + y] : v;
+                        }
                 }
             }
         }
@@ -256,21 +266,23 @@ LUCID_EXPORT int lucid_gemm_available(void) {
     return __builtin_cpu_supports("avx512f") != 0;
 }
 
-/* C (m x n, rows ldc apart) = A (m x k) @ B (k x n), strides in elements, in `parts` slices on the pool.
- * Returns 0, or -1 where a thread could not allocate its buffer (C incomplete: the caller multiplies). */
+/* C (m x n, rows ldc apart) = A (m x k) @ B (k x n) (+ bias, n floats added to every row, unless NULL), strides
+ * in elements, in `parts` slices on the pool. Returns 0, or -1 where a thread could not allocate its buffer (C
+ * incomplete: the caller multiplies). */
 LUCID_EXPORT int lucid_gemm_f32(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a, ptrdiff_t rsa,
                                 ptrdiff_t csa, const float *b, ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t ldc,
-                                int parts) {
+                                const float *bias, int parts) {
     if (m <= 0 || n <= 0)
         return 0;
     if (k <= 0) {
         for (ptrdiff_t i = 0; i < m; i++)
-            memset(c + i * ldc, 0, (size_t)n * sizeof(float));
+            for (ptrdiff_t j = 0; j < n; j++)
+                c[i * ldc + j] = bias ? 0.0f + bias[j] : 0.0f;
         return 0;
     }
     const ptrdiff_t panels = (n + NR - 1) / NR, tiles = (m + MR - 1) / MR;
     /* split the longer side: each slice packs its share of that side's operand and all of the other's */
-    gemm_job g = {m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, tiles * MR >= panels * NR, 0, 1, 0, 0};
+    gemm_job g = {m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, tiles * MR >= panels * NR, 0, 1, 0, 0, bias};
     lucid_pool_for(gemm_part, &g, 0, g.by_rows ? tiles : panels, parts, 1);
     return g.failed ? -1 : 0;
 }
@@ -304,7 +316,7 @@ LUCID_EXPORT int lucid_gemm_batch_f32(ptrdiff_t batch, ptrdiff_t m, ptrdiff_t n,
                 memset(c + t * sc + i * ldc, 0, (size_t)n * sizeof(float));
         return 0;
     }
-    batch_job bj = {{m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, 1, 0, 1, 0, 0}, sa, sb, sc};
+    batch_job bj = {{m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, 1, 0, 1, 0, 0, NULL}, sa, sb, sc};
     lucid_pool_for(batch_part, &bj, 0, batch, parts, 1);
     return bj.g.failed ? -1 : 0;
 }
@@ -324,7 +336,7 @@ LUCID_EXPORT int lucid_gemm_sum_f32(ptrdiff_t terms, ptrdiff_t m, ptrdiff_t n, p
         return 0;
     }
     const ptrdiff_t panels = (n + NR - 1) / NR, tiles = (m + MR - 1) / MR;
-    gemm_job g = {m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, tiles * MR >= panels * NR, 0, terms, sa, sb};
+    gemm_job g = {m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, tiles * MR >= panels * NR, 0, terms, sa, sb, NULL};
     lucid_pool_for(gemm_part, &g, 0, g.by_rows ? tiles : panels, parts, 1);
     return g.failed ? -1 : 0;
 }
@@ -333,9 +345,9 @@ LUCID_EXPORT int lucid_gemm_sum_f32(ptrdiff_t terms, ptrdiff_t m, ptrdiff_t n, p
 LUCID_EXPORT int lucid_gemm_available(void) { return 0; }
 LUCID_EXPORT int lucid_gemm_f32(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a, ptrdiff_t rsa,
                                 ptrdiff_t csa, const float *b, ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t ldc,
-                                int parts) {
+                                const float *bias, int parts) {
     (void)m, (void)n, (void)k, (void)a, (void)rsa, (void)csa, (void)b, (void)rsb, (void)csb, (void)c, (void)ldc;
-    (void)parts;
+    (void)bias, (void)parts;
     return -1;
 }
 LUCID_EXPORT int lucid_gemm_batch_f32(ptrdiff_t batch, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a,

@@ -95,9 +95,9 @@ def load() -> Any:
     # where OpenBLAS keeps its thread count, its MAX_THREADS: BLAS jobs run as thread indices past its own
     lib.lucid_pool_blas_info.argtypes, lib.lucid_pool_blas_info.restype = [p, i], None
     # the AVX-512 product (_gemm.c): m, n, k, A (address, row and column strides), B (the same), C, its row
-    # stride, slices
+    # stride, a bias added to every row (or NULL), slices
     lib.lucid_gemm_available.argtypes, lib.lucid_gemm_available.restype = [], i
-    lib.lucid_gemm_f32.argtypes, lib.lucid_gemm_f32.restype = [n, n, n, p, n, n, p, n, n, p, n, i], i
+    lib.lucid_gemm_f32.argtypes, lib.lucid_gemm_f32.restype = [n, n, n, p, n, n, p, n, n, p, n, p, i], i
     # a stack: batch, m, n, k, A (address, batch, row, column strides), B (the same), C, its batch and row strides
     lib.lucid_gemm_batch_f32.argtypes = [n, n, n, n, p, n, n, n, p, n, n, n, p, n, n, i]
     lib.lucid_gemm_batch_f32.restype = i

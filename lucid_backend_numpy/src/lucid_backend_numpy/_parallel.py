@@ -281,10 +281,14 @@ def _operand(a: Any) -> tuple[int, int, int] | None:
     return None
 
 
-def gemm(np: Any, a: Any, b: Any) -> Any:
-    """``a @ b`` for float32 matrices on the compiled kernel (``_gemm.c``), or None where it does not apply (no
-    AVX-512, other dtypes, strided operands, small products): then BLAS multiplies. Split over the compiled pool
-    like the other kernels; every element is summed in the same order whatever the split."""
+def gemm(np: Any, a: Any, b: Any, bias: Any = None) -> Any:
+    """``a @ b`` (``+ bias``) for float32 matrices on the compiled kernel (``_gemm.c``), or None where it does not
+    apply (no AVX-512, other dtypes, strided operands, small products): then BLAS multiplies. Split over the
+    compiled pool like the other kernels; every element is summed in the same order whatever the split.
+
+    ``bias`` (a C-contiguous float32 vector of ``b``'s columns) is added to each row as the rows of C are written
+    the last time, with the bits of ``(a @ b) + bias`` and without another pass over C (which, after a product
+    split over two cores, reads half of C from the other core's cache: 27 against 10 us for 128 x 512)."""
     lib = _compiled["gemm"]
     if lib is None or a.dtype != np.float32 or b.dtype != np.float32:
         return None
@@ -292,13 +296,15 @@ def gemm(np: Any, a: Any, b: Any) -> Any:
     n = b.shape[1]
     if b.shape[0] != k or not _big_enough(m, n, k):
         return None
+    if bias is not None and (bias.dtype != np.float32 or bias.shape != (n,) or not bias.flags.c_contiguous):
+        return None
     pa, pb = _operand(a), _operand(b)
     if pa is None or pb is None:
         return None
     out = np.empty((m, n), dtype=np.float32)
     panels, tiles = -(-n // 32), -(-m // 12)
     parts = compiled_parts(max(panels, tiles), m * n * k // 16)
-    if lib.lucid_gemm_f32(m, n, k, *pa, *pb, ptr(out), n, parts) != 0:
+    if lib.lucid_gemm_f32(m, n, k, *pa, *pb, ptr(out), n, ptr(bias), parts) != 0:
         return None  # a thread could not allocate its buffer: BLAS's turn
     return out
 

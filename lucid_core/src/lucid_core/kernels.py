@@ -129,6 +129,17 @@ def _relu_grad(device: Any, gy: Any, x: Any) -> Any:
     return xp.where(x > 0, gy, xp.zeros_like(gy))
 
 
+def _linear(device: Any, x: Any, w: Any, b: Any) -> Any:
+    xp = device.xp
+    y = xp.matmul(x, xp.permute_dims(w, (1, 0)))
+    if b is None:
+        return y
+    write = getattr(device.backend, "inplace", None)  # the bias into the fresh product: one pass, no second array
+    if write is None or not write("add", y, b, 1):
+        y = y + b
+    return y
+
+
 def _cumulative_prod(device: Any, x: Any, axis: int, include_initial: bool) -> Any:
     return device.xp.cumulative_prod(x, axis=axis, include_initial=include_initial)
 
@@ -525,6 +536,13 @@ KERNELS: dict[str, Kernel] = {
             _log_softmax,
         ),
         Kernel("relu_grad", "(gy, x) -> array", "``gy`` where ``x > 0``, else +0 (ReLU's gradient).", _relu_grad),
+        Kernel(
+            "linear",
+            "(x, w, b) -> array",
+            "``(x @ w.T) + b`` for a 2-D ``x`` (rows, in), ``w`` (out, in) and ``b`` (out,) or None, one dtype "
+            "(a product can add the bias as it writes its result).",
+            _linear,
+        ),
         Kernel(
             "cumulative_prod",
             "(x, axis: int, include_initial: bool) -> array",

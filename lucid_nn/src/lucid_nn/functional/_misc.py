@@ -36,11 +36,7 @@ class _Linear(lc.Function):
     def forward(ctx, x, weight, bias):
         xp = ctx.xp
         x2 = x if x.ndim == 2 else xp.reshape(x, (-1, x.shape[-1]))
-        y = xp.matmul(x2, xp.permute_dims(weight, (1, 0)))
-        if bias is not None:
-            write = ctx.device.backend.inplace  # the bias into the fresh product: one pass, no second array
-            if write is None or not write("add", y, bias, 1):
-                y = y + bias
+        y = kernels.call(ctx.device, "linear", x2, weight, bias)
         return y if x.ndim == 2 else xp.reshape(y, (*x.shape[:-1], weight.shape[0]))
 
     @staticmethod
