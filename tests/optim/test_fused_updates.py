@@ -138,3 +138,48 @@ def test_a_kernel_result_that_does_not_fit_raises_and_writes_nothing(monkeypatch
         lc.fused.sgd_step_(p, g, buf, momentum=0.9, dampening=0.0, lr=0.1, nesterov=False)
     assert p.dtype == lc.float32 and p.tolist() == buf.tolist() == [1.0, 1.0, 1.0]
     assert "sgd_step" in kernels.KERNELS
+
+
+def test_fusable_takes_only_number_hyperparameters_and_one_device_dtype_and_shape():
+    from lucid_optim.optimizer import fusable
+
+    p, g = lc.ones(3), lc.ones(3)
+    assert fusable((0.1, 2), p, g, lc.zeros(3))
+    assert not fusable((lc.asarray(0.1), 2), p, g)  # a tensor lr keeps the per-op update
+    assert not fusable((True,), p, g)  # neither int nor float
+    assert not fusable((0.1,), p, lc.ones(4))
+    assert not fusable((0.1,), p, lc.ones(3, dtype=lc.float64))
+    assert not fusable((0.1,), lc.ones(3, dtype=lc.int32), lc.ones(3, dtype=lc.int32))
+    loaded = {b.name for b in lc.backends() if b.status == "ok"}
+    other = next((d for d in ("mlx", "numpy") if d != p.device.backend.name and d in loaded), None)
+    if other is not None:
+        assert not fusable((0.1,), p, lc.ones(3, device=other))
+
+
+def test_a_tensor_other_than_the_parameter_that_requires_grad_is_refused_outside_no_grad():
+    p, g, buf = lc.ones(3), lc.ones(3, requires_grad=True), lc.zeros(3)
+    with pytest.raises(RuntimeError, match="must run under `lucid_core.no_grad"):
+        lc.fused.sgd_step_(p, g, buf, momentum=0.9, dampening=0.0, lr=0.1, nesterov=False)
+    assert p.tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("kind", ["sgd", "adam", "adadelta"])
+def test_hyperparameters_changed_between_steps_reach_the_fused_kernel(device, monkeypatch, kind):
+    # the backend may reuse the constants it made for the last step: a scheduler's new lr must still count
+    def run(fused: bool) -> list[list[float]]:
+        if not fused:
+            for mod in (adam, sgd, adaptive):
+                monkeypatch.setattr(mod, "fusable", lambda *a: False)
+        p = lc.Parameter(lc.asarray(np.linspace(-1, 1, 40, dtype="float32"), device=device))
+        opt = {"sgd": lambda: optim.SGD([p], lr=0.1, momentum=0.9), "adam": lambda: optim.Adam([p], lr=0.1),
+               "adadelta": lambda: optim.Adadelta([p], lr=0.5)}[kind]()  # fmt: skip
+        out = []
+        for step in range(5):
+            p.grad = lc.asarray(np.cos(np.arange(40, dtype="float32") + step), device=device)
+            opt.param_groups[0]["lr"] = [0.1, 0.02, 0.3, 0.3, 0.05][step]
+            opt.step()
+            out.append(p.tolist())
+        monkeypatch.undo()
+        return out
+
+    assert run(True) == run(False)

@@ -299,20 +299,39 @@ def _kernels(np: Any) -> dict[str, Any]:
         parallel_batches(part, out.size, out.size)
         return out.view(gy.dtype).reshape(gy.shape)
 
+    f32, ndarray = np.float32, np.ndarray
+
     def in_place(p: Any, g: Any, *state: Any) -> bool:
         """Whether a compiled optimizer update can write ``p`` and its ``state`` in place: float32, C-contiguous,
-        one shape, and memory the arrays own (a view's write would not reach the tensor's other views)."""
-        return (
-            _compiled(native, np, p, g, *state)
-            and all(a.shape == p.shape for a in (g, *state))
-            and all(_owned(np.ndarray, a) for a in (p, *state))
-        )
+        one shape, and memory the arrays own (a view's write would not reach the tensor's other views). Once
+        per parameter and step: plain loops (a third of the generator version's time)."""
+        if native is None or g.dtype != f32 or g.shape != p.shape or not g.flags.c_contiguous:
+            return False
+        for a in (p, *state):
+            flags = a.flags
+            if a.dtype != f32 or a.shape != p.shape or not flags.c_contiguous or not flags.writeable:
+                return False
+            if isinstance(a.base, ndarray):
+                return False
+        return True
+
+    constants: dict[str, tuple[tuple[float, ...], Any]] = {}
+
+    def consts(name: str, *values: float) -> Any:
+        """The float32 constants array of an update (the last one made for ``name`` when the values repeat,
+        as they do step after step; an optimizer's arrays are read, never written, by the kernels)."""
+        last = constants.get(name)
+        if last is not None and last[0] == values:
+            return last[1]
+        c = np.array(values, dtype=np.float32)  # as NumPy casts them
+        constants[name] = (values, c)
+        return c
 
     def adam_step(p: Any, g: Any, m: Any, v: Any, w: float, *rest: float) -> tuple[Any, Any, Any]:
         if not in_place(p, g, m, v):
             return KERNELS["adam_step"].default(fallback, p, g, m, v, w, *rest)
         beta2, omb2, neg_step, bc2, eps = rest
-        c = np.array([w, 1.0 - w, beta2, omb2, neg_step, bc2, eps], dtype=np.float32)  # as NumPy casts them
+        c = consts("adam", w, 1.0 - w, beta2, omb2, neg_step, bc2, eps)
         parts = cparts(p.size, 4 * p.size)  # the compiled pool: BLAS keeps its threads (_parallel)
         native.lucid_par_adam_step_f32(_ptr(p), _ptr(g), _ptr(m), _ptr(v), p.size, _ptr(c), w >= 0.5, 0, parts)
         return p, m, v
@@ -320,7 +339,7 @@ def _kernels(np: Any) -> dict[str, Any]:
     def sgd_step(p: Any, g: Any, buf: Any, momentum: float, scale: float, lr: float, nesterov: bool) -> Any:
         if not in_place(p, g, buf):
             return KERNELS["sgd_step"].default(fallback, p, g, buf, momentum, scale, lr, nesterov)
-        c = np.array([momentum, scale, lr], dtype=np.float32)
+        c = consts("sgd", momentum, scale, lr)
         flags = (scale != 1) | (2 if nesterov else 0) | (4 if lr != 1 else 0)
         parts = cparts(p.size, 3 * p.size)
         native.lucid_par_sgd_step_f32(_ptr(p), _ptr(g), _ptr(buf), p.size, _ptr(c), flags, 0, parts)
@@ -329,22 +348,15 @@ def _kernels(np: Any) -> dict[str, Any]:
     def adadelta_step(p: Any, g: Any, v: Any, u: Any, rho: float, omr: float, eps: float, lr: float) -> Any:
         if not in_place(p, g, v, u):
             return KERNELS["adadelta_step"].default(fallback, p, g, v, u, rho, omr, eps, lr)
-        c = np.array([rho, omr, eps, lr], dtype=np.float32)  # as NumPy casts them
+        c = consts("adadelta", rho, omr, eps, lr)
         parts = cparts(p.size, 4 * p.size)
         native.lucid_par_adadelta_step_f32(_ptr(p), _ptr(g), _ptr(v), _ptr(u), p.size, _ptr(c), lr != 1, 0, parts)
         return p, v, u
 
     def linear(x: Any, w: Any, b: Any) -> Any:
-        if x.ndim == 2 and not _parallel.pool_busy():
-            y = _parallel.gemm(np, x, w.T, b)  # the bias added as the product writes its rows
-            if y is not None:
-                return y
-        y = _split_matmul(np, np.matmul, x, w.T)
-        if b is None:
-            return y
-        if y.dtype == b.dtype and y.ndim == 2 and b.shape == y.shape[-1:]:
-            return np.add(y, b, out=y)  # y is fresh: the composed default's in-place add
-        return y + b
+        if b is not None and (b.dtype != x.dtype or b.shape != w.shape[:1]):
+            return np.matmul(x, w.T) + b  # (not a case lucid_nn sends)
+        return _split_matmul(np, np.matmul, x, w.T, b)
 
     fallback = _NumpyDevice()  # the composed defaults, for the cases the fused kernels leave to them
     table = {
@@ -983,8 +995,10 @@ class _NumpyDevice:
         self.backend = types.SimpleNamespace(kernels={})
 
 
-def _split_matmul(np: Any, matmul: Any, a: Any, b: Any) -> Any:
-    """A 2-D product, split over the thread pool along its longer side while the pool is busy.
+def _split_matmul(np: Any, matmul: Any, a: Any, b: Any, bias: Any = None) -> Any:
+    """A 2-D product (plus ``bias``, a vector of ``b``'s columns and the operands' dtype, added in place to the
+    fresh product, or inside the compiled product as it writes its rows), split over the thread pool along its
+    longer side while the pool is busy.
 
     While kernels have been split over the pool lately (``_parallel.pool_busy``: a CNN step), the product is
     split too, rows of ``a`` or columns of ``b``, each slice its own BLAS call on a view at one BLAS thread:
@@ -993,19 +1007,19 @@ def _split_matmul(np: Any, matmul: Any, a: Any, b: Any) -> Any:
     pool's hand-off. Every output element is one dot product over the whole K axis either way.
     """
     if a.dtype != b.dtype or a.dtype.kind not in "fc" or not _parallel.pool_busy():
-        out = _parallel.gemm(np, a, b)
+        out = _parallel.gemm(np, a, b, bias)
         if out is not None:
             return out
         _parallel.settle_blas()
-        return matmul(a, b)
+        return _plus(np, matmul(a, b), bias)
     m, k = a.shape
     n = b.shape[1]
     if k != b.shape[0]:
-        return matmul(a, b)
+        return _plus(np, matmul(a, b), bias)
     work = m * n * k // 16  # one multiply-add costs about an element-wise element / 16 (BLAS's SIMD)
     rows = m >= n
     if _parallel.chunks(m if rows else n, work) == 1:
-        return matmul(a, b)  # small: one BLAS call
+        return _plus(np, matmul(a, b), bias)  # small: one BLAS call
     out = np.empty((m, n), dtype=a.dtype)
     if rows:
 
@@ -1018,7 +1032,12 @@ def _split_matmul(np: Any, matmul: Any, a: Any, b: Any) -> Any:
             np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
 
     parallel_batches(part, m if rows else n, work, busy=False)
-    return out
+    return _plus(np, out, bias)
+
+
+def _plus(np: Any, y: Any, bias: Any) -> Any:
+    """A fresh product ``y`` plus ``bias`` (None: y), in place: the composed ``linear``'s bits."""
+    return y if bias is None else np.add(y, bias, out=y)
 
 
 def _batched_matmul(np: Any, matmul: Any, a: Any, b: Any) -> Any:

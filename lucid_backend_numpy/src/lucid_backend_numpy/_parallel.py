@@ -250,8 +250,8 @@ def compiled_parts(n_items: int, work: int) -> int:
     workers spin on the other cores), and, unless BLAS runs on the compiled pool, not while BLAS has threads
     of its own (they spin about 0.1 s after each product)."""
     n = _state["n"]
-    if n == 1 or _compiled["lib"] is None or getattr(_local, "worker", False):
-        return 1
+    if n == 1 or work < 2 * COMPILED_MIN_WORK or _compiled["lib"] is None or getattr(_local, "worker", False):
+        return 1  # (the work test first: most calls are small, and this runs once per kernel call)
     if not _compiled["routed"] and _state["blas_n"] not in (None, 1):
         return 1
     if time.monotonic() < _state["busy_until"]:

@@ -17,19 +17,29 @@ from ._tensor import Tensor
 
 
 def _check(opname: str, names: tuple[str, ...], ts: tuple[Tensor, ...]) -> None:
-    """Same device, floating dtype and shape for every tensor; outside the graph."""
+    """Same device, floating dtype and shape for every tensor; outside the graph.
+
+    Called once per parameter and step, so it compares the native arrays' dtypes and shapes (one device: one
+    backend, whose dtypes map one to one onto Lucid's) and builds the Lucid names only for the message."""
     first = ts[0]
-    for name, t in zip(names, ts):
+    if not isinstance(first, Tensor):
+        raise TypeError(f"{opname}: {names[0]} is a {type(first).__name__}, expected a Tensor")
+    device, data = first._device, first._data
+    dtype, shape = data.dtype, tuple(data.shape)
+    requires = first._requires_grad
+    for name, t in zip(names[1:], ts[1:]):
         if not isinstance(t, Tensor):
             raise TypeError(f"{opname}: {name} is a {type(t).__name__}, expected a Tensor")
-        if t.device != first.device or t.dtype != first.dtype or t.shape != first.shape:
+        other = t._data
+        if (t._device is not device and t._device != device) or other.dtype != dtype or tuple(other.shape) != shape:
             raise ValueError(
                 f"{opname}: {name} is {t.dtype.name} {t.shape} on {t.device}; expected the param's "
                 f"{first.dtype.name} {first.shape} on {first.device}"
             )
-    if first.dtype.kind != "f":
+        requires = requires or t._requires_grad
+    if device.backend.lucid_dtype(dtype).kind != "f":
         raise TypeError(f"{opname}: expected floating tensors, got {first.dtype.name}")
-    if _mode.enabled and any(t._requires_grad for t in ts):
+    if requires and _mode.enabled:
         raise RuntimeError(
             f"{opname}: an in-place update of tensors that require grad must run under `lucid_core.no_grad()`"
         )
@@ -39,6 +49,8 @@ def _store(opname: str, pairs: tuple[tuple[Tensor, object], ...]) -> None:
     """Write each kernel result into its tensor, after checking that every one fits (a backend's kernel
     returning another dtype or shape must not change a parameter's dtype quietly)."""
     for t, data in pairs:
+        if data is t._data:  # written in place
+            continue
         if data.dtype != t._data.dtype or tuple(data.shape) != tuple(t._data.shape):
             raise TypeError(
                 f"{opname}: the backend's kernel returned {data.dtype} {tuple(data.shape)} for a tensor of "

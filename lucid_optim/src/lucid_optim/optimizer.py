@@ -324,12 +324,17 @@ def _same(a: object, b: object) -> bool:
 def fusable(hyper: Iterable[Any], *ts: Tensor) -> bool:
     """Whether ``lucid_core.fused`` takes an update: hyperparameters that are Python numbers (a tensor ``lr``
     keeps the per-op update), and tensors of one device, one floating dtype and one shape."""
+    for h in hyper:
+        if type(h) is not float and type(h) is not int:
+            return False
     p = ts[0]
-    return (
-        all(type(h) in (int, float) for h in hyper)
-        and p.dtype.kind == "f"
-        and all(t.device == p.device and t.dtype == p.dtype and t.shape == p.shape for t in ts)
-    )
+    device, data = p._device, p._data
+    dtype, shape = data.dtype, tuple(data.shape)
+    for t in ts[1:]:  # the native arrays' dtypes: one device is one backend (called per parameter and step)
+        other = t._data
+        if (t._device is not device and t._device != device) or other.dtype != dtype or tuple(other.shape) != shape:
+            return False
+    return device.backend.lucid_dtype(dtype).kind == "f"
 
 
 def lerp_(a: Tensor, b: Tensor, weight: float) -> Tensor:
