@@ -67,6 +67,11 @@ def torch_chain(x) -> None:
 
 def alternate(fns: dict[str, Callable[[], Any]], cycles: int, warmup: int = 2) -> dict[str, float]:
     """Median seconds of each function, measured in alternating cycles (or as each reports them)."""
+    return {k: statistics.median(v) for k, v in alternate_samples(fns, cycles, warmup).items()}
+
+
+def alternate_samples(fns: dict[str, Callable[[], Any]], cycles: int, warmup: int = 2) -> dict[str, list[float]]:
+    """Each function's seconds in each of ``cycles`` alternating cycles, after ``warmup`` untimed ones."""
     times: dict[str, list[float]] = {k: [] for k in fns}
     for i in range(cycles + warmup):
         for name, fn in fns.items():
@@ -76,7 +81,7 @@ def alternate(fns: dict[str, Callable[[], Any]], cycles: int, warmup: int = 2) -
             dt = reported if isinstance(reported, float) else time.perf_counter() - t0
             if i >= warmup:
                 times[name].append(dt)
-    return {k: statistics.median(v) for k, v in times.items()}
+    return times
 
 
 def per_op(device: str, cycles: int) -> dict[str, float]:

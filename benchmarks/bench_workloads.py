@@ -21,10 +21,12 @@ their thread pools spinning against each other. Results and method: benchmarks/R
 
 ``--isolate`` is how a user runs each framework: every (framework, thread setting) pair gets its own worker
 process (its own allocator, thread pools and caches), at the default threads AND at one thread, all
-alternating in the same cycles, on W1, W2, W5, GPT and MNIST (``model_workloads.py``) and W3, plus each
-worker's peak resident memory (RSS, what ``top`` shows: ``VmHWM`` above the RSS the worker had after
-importing its framework, so library code is not counted). ``--markdown`` prints only the README-ready
-table (same-run medians and ratios) headed by the command that produced it.
+alternating in the same cycles, on W1, W2, W5, GPT and MNIST (``model_workloads.py``) and W3 (each cycle the
+median of the steps a worker runs back to back for ``SECONDS_PER_REQUEST``; workers started afresh
+``GENERATIONS`` times per workload, the cycles shared out among them), plus each worker's peak resident memory
+(RSS, what ``top`` shows: ``VmHWM`` above the RSS the worker had after importing its framework, so library
+code is not counted). ``--markdown`` prints only the README-ready table (same-run medians and ratios) headed
+by the command that produced it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import gc
 import os
 import platform
 import signal
+import statistics
 import sys
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -47,7 +50,7 @@ import lucid_nn.functional as F
 import lucid_optim as optim
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_core import N_OPS, alternate, lucid_chain, torch_chain
+from bench_core import N_OPS, alternate, alternate_samples, lucid_chain, torch_chain
 from model_workloads import model_train_step
 
 Step = Callable[[], None]
@@ -214,8 +217,8 @@ LABELS = {
 class WorkerStep:
     """A workload run in its own process: allocator, thread pools and caches belong to one framework.
 
-    The worker builds the step once, then times a few steps per request (``STEPS_PER_REQUEST``) and reports
-    their median in seconds, so the alternating cycles compare the frameworks without the pipe's latency.
+    The worker builds the step once, then times steps back to back per request (``SECONDS_PER_REQUEST``) and
+    reports their median in seconds, so the alternating cycles compare the frameworks without the pipe's latency.
     ``threads`` None leaves both libraries at their defaults (as a user gets them); a number sets PyTorch's and
     Lucid's.
 
@@ -316,13 +319,17 @@ def _warm_up(framework: str) -> None:
         opt.step()
 
 
-#: steps a worker runs back to back per request, reporting their median: a step timed alone right after the
-#: worker is resumed runs with cold caches and with its thread pools asleep (both frameworks' workers sleep
-#: while stopped), which measures the pause more than the framework; a user runs steps in a loop. W3's 5 ms
-#: chain takes five (session 6), the train steps three (session 8: Lucid's GPT step right after a resume
-#: was as slow at two threads as at one, while back-to-back steps gain 10-20 % from the second core)
-STEPS_PER_REQUEST = {"W3": 5}
-DEFAULT_STEPS_PER_REQUEST = 3
+#: a worker runs steps back to back per request for at least this long (and at least MIN_STEPS_PER_REQUEST
+#: steps), reporting their median: a user runs steps in a loop, while a step right after the worker is resumed
+#: runs with cold caches and its thread pools asleep. Three steps a request (sessions 6-9) measured the resume
+#: too, and more for PyTorch than for Lucid: W1 at default threads 0.77x with three steps, 1.05x with thirty,
+#: where PyTorch's own loop runs as fast as the thirty (session 10, benchmarks/RESULTS.md)
+SECONDS_PER_REQUEST = 0.25
+MIN_STEPS_PER_REQUEST = 3
+#: workers are started afresh this many times per workload, the cycles shared out among them: one process of
+#: PyTorch's in about eight ran W1 50 % slower throughout (its own loop, no other process running), and a
+#: table from one process per framework then showed that process's luck
+GENERATIONS = 3
 
 
 def serve(framework: str, workload: str) -> None:
@@ -342,8 +349,9 @@ def serve(framework: str, workload: str) -> None:
     for line in sys.stdin:
         cmd = line.strip()
         if cmd == "run":
-            times = []
-            for _ in range(STEPS_PER_REQUEST.get(workload, DEFAULT_STEPS_PER_REQUEST)):
+            times: list[float] = []
+            start = time.perf_counter()
+            while len(times) < MIN_STEPS_PER_REQUEST or time.perf_counter() - start < SECONDS_PER_REQUEST:
                 t0 = time.perf_counter()
                 step()
                 times.append(time.perf_counter() - t0)
@@ -582,18 +590,28 @@ def isolate_main(args: argparse.Namespace, devices: list[str]) -> None:
     mems: dict[tuple[str, int | None], dict[str, float]] = {}
     for w in only:
         n = max(3, cycles // 3) if w in SLOW else cycles
-        print(f"{w}: {n} cycles over {len(frameworks) * len(modes)} workers", file=sys.stderr, flush=True)
-        workers = {(f, m): WorkerStep(f, w, m) for m in modes for f in frameworks}
-        try:
-            med = alternate({k: v for k, v in workers.items()}, n)  # type: ignore[misc]
-            for (f, m), v in med.items():
-                times.setdefault((w, m), {})[f] = v * (1e6 / N_OPS if w == "W3" else 1e3)
-            if w in ("W1", "W5"):
-                for (f, m), wk in workers.items():
-                    mems.setdefault((w, m), {})[f] = wk.peak_rss()
-        finally:
-            for wk in workers.values():
-                wk.close()
+        gens = min(GENERATIONS, n)
+        print(
+            f"{w}: {n} cycles over {len(frameworks) * len(modes)} workers, started {gens} times",
+            file=sys.stderr,
+            flush=True,
+        )
+        samples: dict[tuple[str, int | None], list[float]] = {}
+        for g in range(gens):
+            workers = {(f, m): WorkerStep(f, w, m) for m in modes for f in frameworks}
+            try:
+                share = n * (g + 1) // gens - n * g // gens
+                got = alternate_samples({k: v for k, v in workers.items()}, share, warmup=1)  # type: ignore[misc]
+                for key, v in got.items():
+                    samples.setdefault(key, []).extend(v)  # type: ignore[arg-type]
+                if w in ("W1", "W5") and g == gens - 1:
+                    for (f, m), wk in workers.items():
+                        mems.setdefault((w, m), {})[f] = wk.peak_rss()
+            finally:
+                for wk in workers.values():
+                    wk.close()
+        for (f, m), v in samples.items():
+            times.setdefault((w, m), {})[f] = statistics.median(v) * (1e6 / N_OPS if w == "W3" else 1e3)
     import numpy
 
     cmd = "python benchmarks/bench_workloads.py " + " ".join(sys.argv[1:])
@@ -603,7 +621,9 @@ def isolate_main(args: argparse.Namespace, devices: list[str]) -> None:
         f"load average {load0:.1f} -> {os.getloadavg()[0]:.1f} over {time.time() - t_start:.0f} s, "
         f"Python {platform.python_version()}, NumPy {numpy.__version__}, "
         f"torch {torch.__version__ if torch else 'not installed'}; medians of {cycles} cycles "
-        f"({max(3, cycles // 3)} for {', '.join(sorted(SLOW))}), each framework in its own process"
+        f"({max(3, cycles // 3)} for {', '.join(sorted(SLOW))}), each the median of the steps one worker ran "
+        f"back to back for {SECONDS_PER_REQUEST} s; each framework in its own process, started {GENERATIONS} "
+        "times per workload"
     )
     head = ["workload", "unit"]
     for m in modes:
