@@ -85,3 +85,24 @@ def test_likelihood_loss_modules_hold_their_options(device):
     np.testing.assert_allclose(
         g(x, t, lc.zeros(2, device=device)).numpy(), 0.5 * (np.log(0.5) + np.array([0.25, 1.0]) / 0.5), rtol=1e-6
     )
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_without_ignored_rows_has_the_bits_of_the_weighted_path(device, reduction, smoothing):
+    # with no target equal to ignore_index (outside the targets' range) the op skips the row weights; an
+    # ignore_index inside the range that no target hits takes the weighted path: the same loss and gradient bits
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal((37, 5)).astype("float32")
+    t = lc.asarray(rng.choice([0, 2, 3, 4], 37), device=device)  # class 1 never appears
+    out = []
+    for ignore in (-100, 1):
+        x = lc.asarray(x0, device=device, requires_grad=True)
+        loss = F.cross_entropy(x, t, ignore_index=ignore, reduction=reduction, label_smoothing=smoothing)
+        loss.sum().backward()
+        out.append(
+            (np.asarray(lc.to_device(loss.detach(), "numpy")._data), np.asarray(lc.to_device(x.grad, "numpy")._data))
+        )
+    assert out[0][0].tobytes() == out[1][0].tobytes()
+    assert out[0][1].tobytes() == out[1][1].tobytes()
+    assert float(out[0][0].sum()) != 0.0

@@ -165,8 +165,10 @@ class _IndexCrossEntropy(lc.Function):
     def forward(ctx, x, target, ignore_index, reduction, smoothing):
         xp = ctx.xp
         c = x.shape[1]
+        every = False  # every row counts (no target is ignore_index): its weights would all be 1
         if target.shape[0]:
             lo, hi = int(xp.min(target)), int(xp.max(target))
+            every = not lo <= ignore_index <= hi
             if (lo < 0 or hi >= c) and (lo == ignore_index or hi == ignore_index):  # without the ignored rows
                 valid = target != ignore_index
                 safe = xp.where(valid, target, xp.zeros_like(target))
@@ -177,14 +179,15 @@ class _IndexCrossEntropy(lc.Function):
                     f"got [{lo}, {hi}]"
                 )
         loss, ctx.logp = kernels.call(ctx.device, "cross_entropy", x, target, ignore_index, smoothing)
-        ctx.w = xp.astype(target != ignore_index, x.dtype)
+        # each row's weight (1, or 0 where ignored); None when all are 1: a product with 1 changes no bit
+        ctx.w = None if every else xp.astype(target != ignore_index, x.dtype)
         ctx.denom = None
         if reduction == "none":
             return loss
         total = xp.sum(loss)
         if reduction == "sum":
             return total
-        ctx.denom = xp.sum(ctx.w)
+        ctx.denom = xp.asarray(float(target.shape[0]), dtype=x.dtype) if every else xp.sum(ctx.w)
         return total / ctx.denom
 
     @staticmethod
@@ -192,7 +195,9 @@ class _IndexCrossEntropy(lc.Function):
         x, target, ignore_index, _, smoothing = ctx.inputs
         dev = x.device
         g = gy if ctx.denom is None else gy / lc.asarray(ctx.denom, device=dev)
-        g = lc.broadcast_to(g, (x.shape[0],)) * lc.asarray(ctx.w, device=dev)  # each row's gradient
+        g = lc.broadcast_to(g, (x.shape[0],))  # each row's gradient
+        if ctx.w is not None:
+            g = g * lc.asarray(ctx.w, device=dev)
         if not lc.is_grad_enabled():
             logp = lc.asarray(ctx.logp, device=dev)
             return _IndexCrossEntropyGrad.apply(g, logp, target, ignore_index, smoothing), None, None, None, None
@@ -212,7 +217,9 @@ class _IndexCrossEntropy(lc.Function):
         x, target, ignore_index, _, smoothing = ctx.inputs
         xp = ctx.xp
         g = gy if ctx.denom is None else gy / ctx.denom
-        g = xp.broadcast_to(g, (x.shape[0],)) * ctx.w  # each row's gradient, as backward
+        g = xp.broadcast_to(g, (x.shape[0],))  # each row's gradient, as backward
+        if ctx.w is not None:
+            g = g * ctx.w
         gx = kernels.call(ctx.device, "cross_entropy_grad", g, ctx.logp, target._data, ignore_index, smoothing)
         return gx, None, None, None, None
 
@@ -246,7 +253,8 @@ def cross_entropy(
         reduction: ``"none"``, ``"mean"`` or ``"sum"``.
         label_smoothing: mix ``label_smoothing / C`` of a uniform distribution into the target.
     """
-    _pair(x, x, "cross_entropy")
+    if not isinstance(x, Tensor):
+        raise TypeError(f"cross_entropy: input must be a Tensor, got {type(x).__name__}")
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
