@@ -133,6 +133,25 @@ def test_the_linear_kernel_fuses_the_bias_with_the_composed_defaults_bits():
 
 
 @needs_gemm
+@pytest.mark.parametrize("m, n, k", [(130, 300, 600), (40, 1000, 64), (7, 40, 30)])
+def test_both_loop_orders_give_the_same_bits(three_threads, m, n, k):
+    # panels outer (C small enough to stay in L2) or row tiles outer: the same sums for every element
+    rng = np.random.default_rng(3)
+    a, b = _matrix(rng, m, k, False), _matrix(rng, k, n, True)
+    bias = rng.standard_normal(n, dtype=np.float32)
+    before = LIB.lucid_gemm_set_panel_outer(0)
+    try:
+        rows = [_gemm(a, b, parts, bias) for parts in (1, 3)]
+        LIB.lucid_gemm_set_panel_outer(1 << 40)
+        panels = [_gemm(a, b, parts, bias) for parts in (1, 3)]
+    finally:
+        LIB.lucid_gemm_set_panel_outer(before)
+    assert before == 1 << 18
+    assert rows[0].tobytes() == rows[1].tobytes() == panels[0].tobytes() == panels[1].tobytes()
+    _check_close(rows[0] - bias, a, b)
+
+
+@needs_gemm
 @pytest.mark.parametrize("m, n, k", [(300, 70, 300), (40, 1000, 64), (100, 100, 513)])
 def test_bits_do_not_depend_on_the_split(three_threads, m, n, k):
     rng = np.random.default_rng(1)

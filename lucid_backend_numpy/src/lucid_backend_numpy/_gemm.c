@@ -211,6 +211,17 @@ static void pack_a(ptrdiff_t h, ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptr
 
 #define PC 16 /* panels of B packed at once: PC * KC * NR * 4 = 512 KiB a thread, in L2 */
 
+/* The most elements of C a slice's chunk of panels may span for the panels to be the outer loop (run_block): 1 MiB
+ * of C, in L2, as an MLP's (MLP step 1-1.5 % faster at two threads, the transformer and CNN steps unchanged);
+ * larger C is written a row tile at a time. 0: never. lucid_gemm_set_panel_outer changes it (for measurements). */
+static ptrdiff_t panel_outer_max = 1 << 18;
+
+LUCID_EXPORT ptrdiff_t lucid_gemm_set_panel_outer(ptrdiff_t elements) {
+    const ptrdiff_t old = panel_outer_max;
+    panel_outer_max = elements;
+    return old;
+}
+
 typedef struct {
     ptrdiff_t m, n, k;
     const float *a, *b;
@@ -244,6 +255,24 @@ AVX512 static void run_block(const gemm_job *g, ptrdiff_t p0, ptrdiff_t p1, ptrd
             for (ptrdiff_t p = q0; p < q1; p++) {
                 const ptrdiff_t j = p * NR, w = g->n - j < NR ? g->n - j : NR;
                 pack_b(kc, w, gb + pc * g->rsb + j * g->csb, g->rsb, g->csb, bp + (p - q0) * KC * NR);
+            }
+            if (direct && (r1 - r0) * MR * (q1 - q0) * NR <= panel_outer_max) {
+                /* C's block in L2: one packed panel of B stays in L1 while the tiles of A's rows (read in place)
+                 * meet it; every element of C gets the same sums as in the other order */
+                for (ptrdiff_t p = q0; p < q1; p++) {
+                    const ptrdiff_t j = p * NR, w = g->n - j < NR ? g->n - j : NR;
+                    const float *b = bp + (p - q0) * KC * NR;
+                    for (ptrdiff_t r = r0; r < r1; r++) {
+                        const ptrdiff_t i = r * MR, h = g->m - i < MR ? g->m - i : MR;
+                        const float *a = ga + i * g->rsa + pc;
+                        float *c = g->c + i * g->ldc + j;
+                        if (h == MR && w == NR)
+                            tile(kc, a, g->rsa, 1, b, c, g->ldc, acc, bias ? bias + j : NULL);
+                        else
+                            tile_part(h, w, kc, a, g->rsa, 1, b, c, g->ldc, acc, bias ? bias + j : NULL);
+                    }
+                }
+                continue;
             }
             for (ptrdiff_t r = r0; r < r1; r++) {
                 const ptrdiff_t i = r * MR, h = g->m - i < MR ? g->m - i : MR;
@@ -390,6 +419,7 @@ LUCID_EXPORT int lucid_gemm_sum_f32(ptrdiff_t terms, ptrdiff_t m, ptrdiff_t n, p
 
 #else
 LUCID_EXPORT int lucid_gemm_available(void) { return 0; }
+LUCID_EXPORT ptrdiff_t lucid_gemm_set_panel_outer(ptrdiff_t elements) { return (void)elements, 0; }
 LUCID_EXPORT int lucid_gemm_f32(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a, ptrdiff_t rsa,
                                 ptrdiff_t csa, const float *b, ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t ldc,
                                 const float *bias, int parts) {
