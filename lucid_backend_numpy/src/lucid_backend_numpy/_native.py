@@ -97,6 +97,7 @@ def load() -> Any:
     # the AVX-512 product (_gemm.c): m, n, k, A (address, row and column strides), B (the same), C, its row
     # stride, a bias added to every row (or NULL), slices
     lib.lucid_gemm_available.argtypes, lib.lucid_gemm_available.restype = [], i
+    # the largest C a chunk of panels may span for panels to be the outer loop (0: never); returns the last value
     lib.lucid_gemm_set_panel_outer.argtypes, lib.lucid_gemm_set_panel_outer.restype = [n], n
     lib.lucid_gemm_f32.argtypes, lib.lucid_gemm_f32.restype = [n, n, n, p, n, n, p, n, n, p, n, p, i], i
     # a stack: batch, m, n, k, A (address, batch, row, column strides), B (the same), C, its batch and row strides
