@@ -193,3 +193,24 @@ def test_conv_backward_skips_the_input_gradient_nobody_needs(device, monkeypatch
     F.conv2d(x, w).sum().backward()
     assert "conv_weight_grad" in calls and "conv_input_grad" not in calls
     assert w.grad is not None and w.grad.shape == w.shape
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("gemm", [True, False])
+def test_numpy_linear_matches_the_composed_default_bit_for_bit(dtype, gemm, monkeypatch):
+    # the product then the bias, whether the bias goes into the compiled product (AVX-512) or is added after BLAS
+    from lucid_backend_numpy import _parallel
+
+    if not gemm:
+        monkeypatch.setitem(_parallel._compiled, "gemm", None)
+    dev = resolve_device("numpy")
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((100, 300)).astype(dtype)  # large enough for the compiled product
+    w = rng.standard_normal((90, 300)).astype(dtype)
+    b = rng.standard_normal(90).astype(dtype)
+    plain = types.SimpleNamespace(backend=types.SimpleNamespace(kernels={}, inplace=dev.backend.inplace), xp=dev.xp)
+    for bias in (b, None):
+        got = kernels.call(dev, "linear", x, w, bias)
+        want = kernels.call(plain, "linear", x, w, bias)
+        assert got.dtype == want.dtype == np.dtype(dtype) and got.shape == (100, 90)
+        assert got.tobytes() == want.tobytes()
