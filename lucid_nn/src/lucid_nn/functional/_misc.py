@@ -77,17 +77,19 @@ class _Linear(lc.Function):
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, with weight laid out (out_features, in_features)."""
     _check(x, "linear")
-    if x.ndim == 0 or x.shape[-1] != weight.shape[-1]:
+    xs, ws = x.shape, weight.shape  # (each property builds a tuple: read once, as every layer calls this)
+    if not xs or xs[-1] != ws[-1]:
         raise ValueError(
-            f"linear: input's last dimension is {x.shape[-1] if x.ndim else 'missing'} but weight of shape "
-            f"{weight.shape} expects {weight.shape[-1]} features"
+            f"linear: input's last dimension is {xs[-1] if xs else 'missing'} but weight of shape "
+            f"{ws} expects {ws[-1]} features"
         )
+    dtype = x.dtype
     if (
-        weight.ndim == 2
-        and x.ndim >= 2
-        and x.shape[-1] > 0
-        and x.dtype is weight.dtype
-        and (bias is None or (bias.dtype is x.dtype and tuple(bias.shape) == (weight.shape[0],)))
+        len(ws) == 2
+        and len(xs) >= 2
+        and xs[-1] > 0
+        and dtype is weight.dtype
+        and (bias is None or (bias.dtype is dtype and bias.shape == ws[:1]))
     ):
         # one 2-D product over all leading axes: a batched (..., L, in) @ (in, out) runs one small GEMM per
         # batch entry forward and sums a (..., in, out) stack for the weight's gradient
