@@ -150,6 +150,7 @@ def test_fusable_takes_only_number_hyperparameters_and_one_device_dtype_and_shap
     assert not fusable((0.1,), p, lc.ones(4))
     assert not fusable((0.1,), p, lc.ones(3, dtype=lc.float64))
     assert not fusable((0.1,), lc.ones(3, dtype=lc.int32), lc.ones(3, dtype=lc.int32))
+    assert lc.fused.fits(p, g) and not lc.fused.fits(p, g.tolist()) and not lc.fused.fits(p.tolist(), g)
     loaded = {b.name for b in lc.backends() if b.status == "ok"}
     other = next((d for d in ("mlx", "numpy") if d != p.device.backend.name and d in loaded), None)
     if other is not None:

@@ -191,8 +191,8 @@ AVX512 static void pack_b(ptrdiff_t kc, ptrdiff_t w, const float *b, ptrdiff_t r
     }
 }
 
-/* ap[kk * MR + x] = A[x, kk] for the h rows of a tile (zeros past h): depth-major, as `tile` reads it with
- * strides (1, MR). For A transposed (a row-major X's X.T) a row of A is a column of X, rows of X apart, and a
+/* ap[kk * MR + x] = A[x, kk] for the h rows of a tile: depth-major, as `tile` and `tile_part` read it with
+ * strides (1, MR) (an edge tile's part reads only its h rows). For A transposed (a row-major X's X.T) a row of A is a column of X, rows of X apart, and a
  * tile reading it in place would touch a new page per step of depth. */
 static void pack_a(ptrdiff_t h, ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t csa, float *ap) {
     if (rsa == 1 && h == MR) {
@@ -200,13 +200,9 @@ static void pack_a(ptrdiff_t h, ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptr
             memcpy(ap + kk * MR, a + kk * csa, MR * sizeof(float));
         return;
     }
-    for (ptrdiff_t kk = 0; kk < kc; kk++) {
-        ptrdiff_t x = 0;
-        for (; x < h; x++)
+    for (ptrdiff_t kk = 0; kk < kc; kk++)
+        for (ptrdiff_t x = 0; x < h; x++)
             ap[kk * MR + x] = a[x * rsa + kk * csa];
-        for (; x < MR; x++)
-            ap[kk * MR + x] = 0.0f;
-    }
 }
 
 #define PC 16 /* panels of B packed at once: PC * KC * NR * 4 = 512 KiB a thread, in L2 */

@@ -9,37 +9,48 @@ tensors as their in-place methods do (every detached view sees them, versions ar
 
 from __future__ import annotations
 
-__all__ = ["adadelta_step_", "adam_step_", "sgd_step_"]
+__all__ = ["adadelta_step_", "adam_step_", "fits", "sgd_step_"]
 
 from . import kernels
 from ._grad_mode import _mode
 from ._tensor import Tensor
 
 
-def _check(opname: str, names: tuple[str, ...], ts: tuple[Tensor, ...]) -> None:
-    """Same device, floating dtype and shape for every tensor; outside the graph.
+def fits(*ts: Tensor) -> bool:
+    """Whether tensors share one device, one floating dtype and one shape: what every fused update takes (an
+    optimizer asks before it fuses; the updates check it again and say what does not fit).
 
-    Called once per parameter and step, so it compares the native arrays' dtypes and shapes (one device: one
-    backend, whose dtypes map one to one onto Lucid's) and builds the Lucid names only for the message."""
+    Called for every parameter at every step, so it compares the native arrays' dtypes and shapes (one device is
+    one backend, whose dtypes map one to one onto Lucid's) without building Lucid dtypes or shape tuples twice."""
     first = ts[0]
     if not isinstance(first, Tensor):
-        raise TypeError(f"{opname}: {names[0]} is a {type(first).__name__}, expected a Tensor")
+        return False
     device, data = first._device, first._data
     dtype, shape = data.dtype, tuple(data.shape)
-    requires = first._requires_grad
-    for name, t in zip(names[1:], ts[1:]):
+    for t in ts[1:]:
         if not isinstance(t, Tensor):
-            raise TypeError(f"{opname}: {name} is a {type(t).__name__}, expected a Tensor")
+            return False
         other = t._data
         if (t._device is not device and t._device != device) or other.dtype != dtype or tuple(other.shape) != shape:
-            raise ValueError(
-                f"{opname}: {name} is {t.dtype.name} {t.shape} on {t.device}; expected the param's "
-                f"{first.dtype.name} {first.shape} on {first.device}"
-            )
-        requires = requires or t._requires_grad
-    if device.backend.lucid_dtype(dtype).kind != "f":
+            return False
+    return device.backend.lucid_dtype(dtype).kind == "f"
+
+
+def _check(opname: str, names: tuple[str, ...], ts: tuple[Tensor, ...]) -> None:
+    """Same device, floating dtype and shape for every tensor (:func:`fits`; else the first misfit named);
+    outside the graph."""
+    if not fits(*ts):
+        first = ts[0]
+        for name, t in zip(names, ts):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{opname}: {name} is a {type(t).__name__}, expected a Tensor")
+            if t.device != first.device or t.dtype != first.dtype or t.shape != first.shape:
+                raise ValueError(
+                    f"{opname}: {name} is {t.dtype.name} {t.shape} on {t.device}; expected the param's "
+                    f"{first.dtype.name} {first.shape} on {first.device}"
+                )
         raise TypeError(f"{opname}: expected floating tensors, got {first.dtype.name}")
-    if requires and _mode.enabled:
+    if _mode.enabled and any(t._requires_grad for t in ts):
         raise RuntimeError(
             f"{opname}: an in-place update of tensors that require grad must run under `lucid_core.no_grad()`"
         )

@@ -327,14 +327,7 @@ def fusable(hyper: Iterable[Any], *ts: Tensor) -> bool:
     for h in hyper:
         if type(h) is not float and type(h) is not int:
             return False
-    p = ts[0]
-    device, data = p._device, p._data
-    dtype, shape = data.dtype, tuple(data.shape)
-    for t in ts[1:]:  # the native arrays' dtypes: one device is one backend (called per parameter and step)
-        other = t._data
-        if (t._device is not device and t._device != device) or other.dtype != dtype or tuple(other.shape) != shape:
-            return False
-    return device.backend.lucid_dtype(dtype).kind == "f"
+    return lc.fused.fits(*ts)
 
 
 def lerp_(a: Tensor, b: Tensor, weight: float) -> Tensor:
