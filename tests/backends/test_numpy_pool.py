@@ -23,14 +23,18 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def two_threads():
+def two_threads(monkeypatch):
     b = lc.get_backend("numpy")
     b.ensure_loaded()
     before = lc.get_num_threads()
+    # threaded BLAS is the opt-in, non-deterministic path (LUCID_DETERMINISTIC=0; see docs/backends.md)
+    deterministic = _parallel.DETERMINISTIC
+    monkeypatch.setattr(_parallel, "DETERMINISTIC", False)
     lc.set_num_threads(2)
     _parallel._state["busy_until"] = 0.0  # an earlier test's Python-pool split is over: BLAS gets its threads
     _parallel.settle_blas()  # (its thread count picks OpenBLAS's code path, so the bits: products compare alike)
     yield _parallel._compiled["lib"]
+    monkeypatch.setattr(_parallel, "DETERMINISTIC", deterministic)
     lc.set_num_threads(before)
 
 

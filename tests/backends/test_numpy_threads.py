@@ -131,7 +131,8 @@ def test_a_2d_matmul_splits_along_its_longer_side_while_the_pool_is_busy(
 ):
     """While the pool is busy, rows of ``a`` (m >= n) or columns of ``b`` go to separate threads, each a BLAS
     call on a view; BLAS may block a smaller product differently, so the result agrees with one call within
-    float rounding. An idle pool leaves the product to BLAS."""
+    float rounding. An idle pool leaves the product to BLAS. (The opt-in path, ``LUCID_DETERMINISTIC=0``.)"""
+    monkeypatch.setattr(_parallel, "DETERMINISTIC", False)
     rng = np.random.default_rng(3)
     a = np.asarray(rng.standard_normal((m, k)), order=order)
     b = np.asarray(rng.standard_normal((k, n)), order=order)
@@ -321,9 +322,19 @@ def test_spinning_workers_park_when_idle_and_stop_when_replaced(split_everything
     assert not thread.is_alive() and pool.closed
 
 
+def test_blas_runs_at_one_thread_by_default_for_deterministic_products(split_everything):
+    if _parallel.blas_threads() is None:
+        pytest.skip("threadpoolctl cannot see a BLAS here")
+    if not _parallel.DETERMINISTIC:
+        pytest.skip("LUCID_DETERMINISTIC=0 lets BLAS thread its products")
+    lc.set_num_threads(2)
+    assert _parallel.blas_threads() == 1  # OpenBLAS's bits follow its thread count
+
+
 def test_blas_stays_at_one_thread_while_the_pool_is_busy_then_gets_its_threads_back(split_everything, monkeypatch):
     if _parallel.blas_threads() is None:
         pytest.skip("threadpoolctl cannot see a BLAS here")
+    monkeypatch.setattr(_parallel, "DETERMINISTIC", False)  # threaded BLAS: the opt-in path
     lc.set_num_threads(2)
     assert _parallel.blas_threads() == 2
     _parallel.parallel_batches(lambda lo, hi: None, 4, 4)

@@ -3,28 +3,35 @@ faults reported, nothing left running. Datasets come from ``worker_datasets`` (c
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+import traceback
 from pathlib import Path
 
 import psutil
 import pytest
 from worker_datasets import (
+    STUCK_RELEASE,
     Big,
+    HoldsSegment,
     Jittery,
+    LocalFailure,
     Numbers,
     NumpySamples,
     Pids,
     RandomDraws,
     ShardedStream,
     Stream,
+    Stuck,
     Threads,
     WhoLoads,
     broken_collate,
@@ -34,7 +41,7 @@ from worker_datasets import (
 )
 
 import lucid_core as lc
-from lucid_data import DataLoader, TensorDataset, get_worker_info
+from lucid_data import DataLoader, TensorDataset, _shm, get_worker_info
 from lucid_data._shm import INLINE_BYTES
 
 HERE = Path(__file__).parent
@@ -95,8 +102,23 @@ def _labels(loader) -> list[list[int]]:
     return [y.tolist() for _, y in loader]
 
 
-def _shm_segments() -> set[str]:
-    return {p.name for p in Path("/dev/shm").glob("psm_*")} if Path("/dev/shm").is_dir() else set()
+SHM = Path("/dev/shm")
+needs_dev_shm = pytest.mark.skipif(not SHM.is_dir(), reason="lists shared memory through /dev/shm (Linux)")
+
+
+def own_segments(creator: int | None = None) -> set[str]:
+    """The shared-memory segments of this process's loaders (made by ``creator``, if given) that still exist."""
+    prefix = f"lucid_{os.getpid()}_" + ("" if creator is None else f"{creator}_")
+    return {p.name for p in SHM.glob(prefix + "*")} if SHM.is_dir() else set()
+
+
+def wait_until(condition, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 # -- same batches as num_workers=0 ----------------------------------------------------------------------
@@ -168,7 +190,11 @@ def test_large_tensors_cross_processes_through_shared_memory(device):
     big = lc.arange(100_000, device=device).astype(lc.float32)  # 400 kB
     payload = ForkingPickler.dumps(big)
     assert len(payload) < 1_000  # a segment's name, not the bytes
+    if SHM.is_dir():  # named lucid_<this loader's pid>_<its creator's pid>_...
+        (name,) = own_segments(creator=os.getpid())
+        assert name.encode() in bytes(payload)
     back = __import__("pickle").loads(payload)  # the receiver copies and unlinks
+    assert own_segments() == set()
     assert back.device == device and back.tolist() == big.tolist()
     small = lc.arange(10, device=device)
     assert len(ForkingPickler.dumps(small)) > small.size * 8  # small ones go inline
@@ -176,7 +202,7 @@ def test_large_tensors_cross_processes_through_shared_memory(device):
 
 
 def test_process_batches_leave_no_shared_memory_behind():
-    before = _shm_segments()
+    before = own_segments()
     loader = DataLoader(Big(12, 5_000), batch_size=4, num_workers=2)  # 80 kB per batch: shared memory
     got = [(x.shape, y.tolist()) for x, y in loader]
     assert got == [((4, 5_000), [0, 1, 2, 3]), ((4, 5_000), [4, 5, 6, 7]), ((4, 5_000), [8, 9, 10, 11])]
@@ -184,7 +210,7 @@ def test_process_batches_leave_no_shared_memory_behind():
     next(it)
     del it  # batches still in flight are read and their segments unlinked
     gc.collect()
-    assert _shm_segments() - before == set()
+    assert own_segments() - before == set()
 
 
 # -- PyTorch's worker semantics -------------------------------------------------------------------------
@@ -305,40 +331,89 @@ def test_timeout_raises_instead_of_waiting(worker_type):
 # -- faults ------------------------------------------------------------------------------------------
 def test_worker_exception_is_reraised_with_its_index_and_traceback(worker_type):
     loader = DataLoader(Jittery(20, fail_at=13), batch_size=4, num_workers=2, worker_type=worker_type)
-    with pytest.raises(ValueError, match=rf"bad sample 13 .*worker {worker_type} \d.*dataset index 13") as info:
+    with pytest.raises(ValueError) as info:
         list(loader)
-    if worker_type == "process":
-        msg = str(info.value)
-        assert "Traceback in the worker" in msg and "in __getitem__" in msg and 'raise self.exc(f"bad sample' in msg
-    else:
-        assert isinstance(info.value.__cause__, ValueError)
+    assert type(info.value) is ValueError
+    head, rest = str(info.value).split("\n", 1)
+    assert re.fullmatch(
+        rf"Caught ValueError in DataLoader worker {worker_type} 1( \(pid \d+\))? while loading dataset index 13\.", head
+    )
+    assert rest.startswith("Original Traceback (most recent call last):\n")
+    assert 'in __getitem__\n    raise self.exc(f"bad sample {i}")' in rest
+    assert rest.endswith("\nValueError: bad sample 13")
+    # one block, as PyTorch prints it: the worker's traceback inside the message, not a second chained one
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    printed = "".join(traceback.format_exception(info.value))
+    assert printed.count("in __getitem__") == 1
+    assert printed.count("Traceback (most recent call last)") == 2  # the loop's, then the worker's
 
 
-def test_worker_exception_with_unusual_constructor_becomes_runtime_error(worker_type):
-    with pytest.raises(RuntimeError, match=r"OddError: .*dataset index 2"):
+def test_worker_exception_with_unusual_constructor_becomes_worker_error(worker_type):
+    import lucid_data
+
+    with pytest.raises(RuntimeError) as info:
         list(DataLoader(Jittery(6, fail_at=2, exc=odd_error), batch_size=2, num_workers=2, worker_type=worker_type))
+    assert isinstance(info.value, lucid_data.WorkerError)
+    assert info.value.type_name == "worker_datasets.OddError"
+    msg = str(info.value)
+    assert re.match(r"Caught OddError in DataLoader worker .* while loading dataset index 2\.\nOriginal Traceback", msg)
+    assert msg.endswith("OddError: (7, 'bad sample 2')")
+
+
+def test_exception_of_a_local_class_keeps_its_type_in_threads_only(worker_type):
+    import lucid_data
+
+    with pytest.raises(Exception) as info:
+        list(DataLoader(LocalFailure(4), batch_size=2, num_workers=1, worker_type=worker_type))
+    if worker_type == "thread":
+        assert type(info.value).__qualname__ == "LocalFailure.__getitem__.<locals>.UnpicklableError"
+    else:  # a class local to a function cannot be found in the main process
+        assert isinstance(info.value, lucid_data.WorkerError)
+        assert info.value.type_name.endswith("<locals>.UnpicklableError")
+    assert str(info.value).startswith("Caught UnpicklableError in DataLoader worker")
+    assert "UnpicklableError: made in a function" in str(info.value)
+
+
+def test_key_error_message_stays_readable(worker_type):
+    # KeyError shows repr(message): without care, the traceback would print on one line with \\n escapes
+    loader = DataLoader(Jittery(6, fail_at=3, exc=KeyError), batch_size=2, num_workers=2, worker_type=worker_type)
+    with pytest.raises(KeyError) as info:
+        list(loader)
+    msg = str(info.value)
+    assert msg.startswith(f"Caught KeyError in DataLoader worker {worker_type} 1")
+    assert "\nOriginal Traceback (most recent call last):\n" in msg and "\\n" not in msg
+    assert msg.endswith("KeyError: 'bad sample 3'")
 
 
 def test_collate_error_names_the_batch(worker_type):
-    with pytest.raises(KeyError, match=r"collate_fn for dataset indices \[0, 1\]"):
+    with pytest.raises(KeyError) as info:
         list(DataLoader(Jittery(4), batch_size=2, num_workers=1, worker_type=worker_type, collate_fn=broken_collate))
+    msg = str(info.value)
+    assert re.match(
+        rf"Caught KeyError in DataLoader worker {worker_type} 0.* in collate_fn for dataset indices \[0, 1\]\.\n", msg
+    )
+    assert 'in broken_collate\n    raise KeyError("nope")' in msg and msg.endswith("KeyError: 'nope'")
 
 
 def test_index_error_in_fast_path_names_the_batch(device, worker_type):
     ds = TensorDataset(lc.arange(5, device=device))
-    with pytest.raises(IndexError, match=r"index 9 is out of range.*dataset indices \[0, 9\]"):
+    with pytest.raises(IndexError, match=r"while loading the batch of dataset indices \[0, 9\]\.\n") as info:
         list(DataLoader(ds, batch_size=2, sampler=[0, 9], num_workers=2, worker_type=worker_type))
+    assert str(info.value).endswith("IndexError: TensorDataset: index 9 is out of range for a dataset of size 5")
 
 
 def test_worker_init_fn_error_is_reraised(worker_type):
     loader = DataLoader(Numbers(4), batch_size=2, num_workers=2, worker_type=worker_type, worker_init_fn=failing_init)
-    with pytest.raises(OSError, match=r"cannot open the shard of worker 0 .*worker_init_fn\(0\)"):
+    with pytest.raises(OSError, match=r"^Caught OSError in DataLoader worker .*0.* in worker_init_fn\(0\)") as info:
         list(loader)
+    msg = str(info.value)
+    assert "in failing_init\n" in msg and msg.endswith("OSError: cannot open the shard of worker 0")
 
 
 def test_iterable_dataset_error_names_the_batch(worker_type):
-    with pytest.raises(RuntimeError, match=r"stream broke at 7 .*batch 2 of the iterable dataset"):
+    with pytest.raises(RuntimeError, match=r"while loading batch 2 of the iterable dataset\.\n") as info:
         list(DataLoader(Stream(20, fail_at=7), batch_size=3, num_workers=1, worker_type=worker_type))
+    assert str(info.value).endswith("RuntimeError: stream broke at 7")
 
 
 def test_unpicklable_dataset_is_a_clear_error():
@@ -421,6 +496,106 @@ def test_explicit_close_and_exhaustion_end_the_workers(worker_type):
     with pytest.raises(StopIteration):
         next(it)
     assert len(list(DataLoader(Pids(4), batch_size=2, num_workers=2, worker_type=worker_type))) == 2
+
+
+# -- a worker stuck in a sample ------------------------------------------------------------------------
+@pytest.fixture
+def stuck(tmp_path):
+    """The marker file a stuck sample touches; at teardown stuck thread workers are let go (bounded wait)."""
+    STUCK_RELEASE.clear()
+    list(DataLoader(Numbers(2), num_workers=1))  # a worker has started once: a start-up is not what is timed
+    yield tmp_path / "stuck"
+    STUCK_RELEASE.set()
+    wait_until(lambda: not worker_threads(), within=10.0)
+
+
+def _leave_while_stuck(loader, how: str, marker: Path) -> float:
+    """Leave the epoch (``break``, an exception in the loop, or dropping the iterator) while a worker is in
+    a stuck sample; the seconds it took to get out."""
+    if how == "del":
+        it = iter(loader)
+        next(it)
+        assert wait_until(marker.exists)
+        t0 = time.perf_counter()
+        del it
+        return time.perf_counter() - t0
+    t0 = 0.0
+    try:
+        for _ in loader:
+            assert wait_until(marker.exists)  # the worker is inside the stuck sample
+            t0 = time.perf_counter()
+            if how == "break":
+                break
+            raise ZeroDivisionError("the loop body failed")
+    except ZeroDivisionError:
+        pass
+    return time.perf_counter() - t0
+
+
+@pytest.mark.parametrize("how", ["break", "exception", "del"])
+def test_leaving_while_a_worker_is_stuck_returns_within_the_timeout(worker_type, how, stuck):
+    loader = DataLoader(Stuck(20, stuck_at=1, marker=str(stuck)), num_workers=1, worker_type=worker_type, timeout=0.5)
+    assert _leave_while_stuck(loader, how, stuck) < 1.5  # the sample would take 8 s
+    if worker_type == "thread":  # abandoned: a daemon, named so, that exits after its sample
+        assert [t.daemon and t.name.endswith("_abandoned") for t in worker_threads()] == [True]
+
+
+def test_leaving_while_a_worker_is_stuck_takes_seconds_by_default(worker_type, stuck):
+    # no timeout, and a process worker that ignores SIGTERM: it is killed after a short grace
+    dataset = Stuck(20, stuck_at=1, marker=str(stuck), ignore_sigterm=True)
+    loader = DataLoader(dataset, num_workers=2, worker_type=worker_type)
+    assert _leave_while_stuck(loader, "break", stuck) < 3.0
+
+
+# -- no shared memory left behind -----------------------------------------------------------------------
+@needs_dev_shm
+@pytest.mark.parametrize("how", ["break", "exception", "gc"])
+def test_segments_are_unlinked_when_leaving_while_a_worker_holds_one(how, stuck):
+    # sample 1's tensor waits in a segment while its worker is stuck sending it: terminated, it would leave it
+    dataset = HoldsSegment(10, size=40_000, stuck_at=1, marker=str(stuck))
+    loader = DataLoader(dataset, batch_size=None, num_workers=1, persistent_workers=how == "gc")
+    held: set[str] = set()
+    if how == "gc":  # the loader and its (persistent) iterator are garbage collected
+        it = iter(loader)
+        assert next(it)[1] == 0
+        assert wait_until(stuck.exists)
+        held = own_segments(it._workers.processes[0].pid)
+        del it, loader
+        gc.collect()
+    else:
+        with pytest.raises(ZeroDivisionError) if how == "exception" else contextlib.nullcontext():
+            for x, label in loader:
+                assert (x.shape, label) == ((40_000,), 0)
+                assert wait_until(stuck.exists)
+                held = own_segments()
+                if how == "break":
+                    break
+                raise ZeroDivisionError
+    assert len(held) == 1  # named after this process: lucid_<pid>_<worker pid>_...
+    assert own_segments() == set()
+
+
+@needs_dev_shm
+def test_segments_of_a_worker_killed_while_holding_them_are_unlinked(stuck):
+    it = iter(DataLoader(HoldsSegment(10, size=40_000, stuck_at=0, marker=str(stuck)), batch_size=None, num_workers=2))
+    assert wait_until(stuck.exists)
+    victim = it._workers.processes[0]
+    assert wait_until(lambda: own_segments(victim.pid))
+    os.kill(victim.pid, signal.SIGKILL)  # as the out-of-memory killer would
+    with pytest.raises(RuntimeError, match=r"worker process 0 \(pid \d+\) was killed by SIGKILL"):
+        next(it)
+    assert own_segments() == set()  # its segment, and the batches worker 1 had sent
+
+
+def test_segments_made_for_workers_that_never_start_are_unlinked():
+    # the dataset's tensor goes into a segment as the worker's arguments are pickled; the lambda then fails
+    loader = DataLoader(
+        TensorDataset(lc.zeros(40_000)), num_workers=1, collate_fn=lambda b: b, multiprocessing_context="spawn"
+    )
+    with _shm.recording() as made, pytest.raises(TypeError, match="need a picklable dataset"):
+        iter(loader)
+    assert len(made) == 1
+    assert not any(Path(SHM, name).exists() for name in made)
 
 
 _SCRIPT = """

@@ -11,6 +11,7 @@ import random
 import signal
 import threading
 import time
+from pathlib import Path
 
 import lucid_core as lc
 from lucid_data import Dataset, IterableDataset, get_worker_info
@@ -179,3 +180,75 @@ class ShardedStream(IterableDataset):
 
 def broken_collate(batch):
     raise KeyError("nope")
+
+
+class LocalFailure(Dataset):
+    """Raises an exception whose class is local to ``__getitem__``: a process cannot send its type by name."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __getitem__(self, i: int):
+        class UnpicklableError(Exception):
+            pass
+
+        raise UnpicklableError(f"made in a function, at sample {i}")
+
+    def __len__(self) -> int:
+        return self.n
+
+
+#: set to let the stuck samples of thread workers return (a process worker's copy is never set: it is ended)
+STUCK_RELEASE = threading.Event()
+
+
+class Stuck(Dataset):
+    """Sample ``stuck_at`` touches ``marker`` and then hangs for ``seconds`` (or until ``STUCK_RELEASE``);
+    with ``ignore_sigterm`` a process worker ignores SIGTERM meanwhile, as some libraries' handlers make it."""
+
+    def __init__(self, n: int, stuck_at: int, marker: str, seconds: float = 8.0, ignore_sigterm: bool = False) -> None:
+        self.n, self.stuck_at, self.marker, self.seconds, self.ignore_sigterm = (
+            n,
+            stuck_at,
+            marker,
+            seconds,
+            ignore_sigterm,
+        )
+
+    def __getitem__(self, i: int):
+        if i == self.stuck_at:
+            if self.ignore_sigterm and threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            Path(self.marker).touch()
+            STUCK_RELEASE.wait(self.seconds)
+        return i
+
+    def __len__(self) -> int:
+        return self.n
+
+
+class StallWhenSent:
+    """Sending it from a worker (pickling it) touches ``marker`` and hangs for ``seconds``."""
+
+    def __init__(self, marker: str, seconds: float) -> None:
+        self.marker, self.seconds = marker, seconds
+
+    def __reduce__(self):
+        Path(self.marker).touch()
+        time.sleep(self.seconds)
+        return StallWhenSent, (self.marker, self.seconds)
+
+
+class HoldsSegment(Dataset):
+    """Samples of ``size`` float32 values (sent through shared memory); sending sample ``stuck_at`` hangs
+    after its tensor went into a segment, so its worker holds a segment that no one has read."""
+
+    def __init__(self, n: int, size: int, stuck_at: int, marker: str, seconds: float = 8.0) -> None:
+        self.n, self.size, self.stuck_at, self.marker, self.seconds = n, size, stuck_at, marker, seconds
+
+    def __getitem__(self, i: int):
+        x = lc.full((self.size,), float(i))
+        return (x, StallWhenSent(self.marker, self.seconds)) if i == self.stuck_at else (x, i)
+
+    def __len__(self) -> int:
+        return self.n

@@ -87,7 +87,12 @@ def save(obj: Any, f: str | os.PathLike[str] | BinaryIO, *args: Any, **kwargs: A
 
 
 def load(f: str | os.PathLike[str] | BinaryIO, *args: Any, **kwargs: Any) -> Any:
-    """``lucid.load(path, map_location=None)``: read what :func:`save` wrote (safetensors: always weights only)."""
+    """``lucid.load(path, map_location=None)``: read what :func:`save` wrote, or a ``torch.save`` ``.pt`` file.
+
+    Always weights only: safetensors has no code, and PyTorch pickles go through PyTorch's
+    ``weights_only=True`` allow-list without PyTorch installed. A damaged file raises
+    ``lucid.nn.CheckpointError`` (a ValueError) naming the file and the fault.
+    """
     import lucid_nn
 
     return lucid_nn.load(f, *args, **kwargs)

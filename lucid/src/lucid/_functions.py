@@ -22,7 +22,8 @@ _FROM_METHODS = (
     "flatten", "unflatten", "permute", "transpose", "t", "squeeze", "unsqueeze", "masked_fill", "gather",
     "scatter", "scatter_add", "index_select", "index_add", "masked_select", "eq", "ne", "lt", "le", "gt", "ge",
     "add", "sub", "mul", "div", "mm", "bmm", "softmax", "log_softmax", "numel", "is_floating_point",
-    "is_complex", "fmod",
+    "is_complex", "fmod", "narrow", "select", "diagonal", "as_strided", "tensor_split", "movedim", "swapdims",
+    "swapaxes", "moveaxis",
 )  # fmt: skip
 
 
@@ -44,7 +45,6 @@ for _name in _FROM_METHODS:
 del _name
 
 multiply, subtract, divide, clamp, clip = mul, sub, div, lc.clip, lc.clip  # type: ignore[name-defined] # noqa: F821
-swapdims, movedim = lc.swapaxes, lc.moveaxis
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:

@@ -23,6 +23,7 @@ class NumpyBackend(Backend):
 
     name = "numpy"
     device_types = ("cpu",)
+    exact_seed = True  # manual_seed(s) seeds PyTorch's generator with s, as torch.manual_seed does
 
     def load(self) -> None:
         import array_api_compat.numpy as compat
@@ -38,7 +39,9 @@ class NumpyBackend(Backend):
             lc.bool, lc.int8, lc.int16, lc.int32, lc.int64, lc.uint8, lc.uint16, lc.uint32, lc.uint64,
             lc.float16, lc.float32, lc.float64, lc.complex64, lc.complex128,
         )}  # fmt: skip
-        self._rng = np.random.default_rng()
+        from ._torch_random import TorchGenerator  # imports NumPy: here, not when the plugin loads
+
+        self._rng = TorchGenerator()  # PyTorch's default seed until manual_seed
         self.kernels = _kernels(np)
         self._ufuncs = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
 
@@ -62,13 +65,20 @@ class NumpyBackend(Backend):
             return out
         return self.np.array(obj, dtype=native, copy=True) if copy else self.np.asarray(obj, dtype=native)
 
-    def inplace(self, op: str, target: Any, other: Any, alpha: Any = 1) -> bool:
+    views_alias = True
+
+    def view_of(self, view: Any, base: Any) -> bool:
+        # NumPy collapses a view's base to the array that owns the memory
+        return view.base is base and base.base is None and view.flags.writeable and base.flags.writeable
+
+    def inplace(self, op: str, target: Any, other: Any, alpha: Any = 1, into_view: bool = False) -> bool:
         """Write into ``target``'s memory (optimizer updates allocate nothing parameter-sized).
 
-        Not into a NumPy view of another array (what slicing and reshaping return): that memory
+        Not into a NumPy view of another array (what some ops return) unless the core says the target
+        is a Lucid view of that array (``into_view``, after :meth:`view_of`): otherwise that memory
         belongs to another tensor, which a Lucid write must leave alone, so the core rebinds instead.
         """
-        if not _owned(self._ndarray, target):
+        if not (target.flags.writeable if into_view else _owned(self._ndarray, target)):
             return False
         if op == "copy":
             target[...] = other
@@ -93,30 +103,34 @@ class NumpyBackend(Backend):
         except Exception:  # noqa: BLE001 - fall back to the source's host copy
             return self.np.asarray(source.to_numpy(array))
 
-    # random numbers: one PCG64 generator, seeded by lucid_core.manual_seed
+    # random numbers: PyTorch's CPU generator (mt19937 and its transforms, see _torch_random), so a seeded
+    # program draws PyTorch's numbers; lucid_core.manual_seed(s) seeds it with s itself
     def seed(self, seed: int) -> None:
-        self._rng = self.np.random.default_rng(seed)
+        self._rng.seed(seed)
 
     def get_rng_state(self) -> Any:
-        return self._rng.bit_generator.state
+        return self._rng.get_state()
 
     def set_rng_state(self, state: Any) -> None:
-        self._rng.bit_generator.state = state
+        self._rng.set_state(state)
 
     def random_uniform(self, shape: tuple[int, ...], dtype: Any, device: Device) -> Any:
-        return (
-            self._rng.random(shape, dtype=self.native_dtype(dtype))
-            if dtype in (lc.float32, lc.float64)
-            else (self._rng.random(shape).astype(self.native_dtype(dtype)))
-        )
+        return self._rng.uniform(shape, self.native_dtype(dtype))
+
+    def random_uniform_range(self, shape: tuple[int, ...], dtype: Any, device: Device, low: float, high: float) -> Any:
+        return self._rng.uniform(shape, self.native_dtype(dtype), low, high)
 
     def random_normal(self, shape: tuple[int, ...], dtype: Any, device: Device) -> Any:
-        if dtype in (lc.float32, lc.float64):
-            return self._rng.standard_normal(shape, dtype=self.native_dtype(dtype))
-        return self._rng.standard_normal(shape).astype(self.native_dtype(dtype))
+        return self._rng.normal(shape, self.native_dtype(dtype))
+
+    def random_normal_scaled(self, shape: tuple[int, ...], dtype: Any, device: Device, mean: float, std: float) -> Any:
+        return self._rng.normal(shape, self.native_dtype(dtype), mean, std)
 
     def random_integers(self, low: int, high: int, shape: tuple[int, ...], dtype: Any, device: Device) -> Any:
-        return self._rng.integers(low, high, size=shape, dtype=self.native_dtype(dtype))
+        return self._rng.integers(low, high, shape, self.native_dtype(dtype))
+
+    def random_permutation(self, n: int, dtype: Any, device: Device) -> Any:
+        return self._rng.permutation(n, self.native_dtype(dtype))
 
 
 def _owned(ndarray: type, a: Any) -> bool:
@@ -1006,6 +1020,8 @@ def _split_matmul(np: Any, matmul: Any, a: Any, b: Any, bias: Any = None) -> Any
     (an MLP or a transformer, whose work is products) BLAS threads it, which costs less per call than this
     pool's hand-off. Every output element is one dot product over the whole K axis either way.
     """
+    if _parallel.DETERMINISTIC and a.dtype == b.dtype and a.dtype.kind in "fc":
+        return _fixed_split_matmul(np, matmul, a, b, bias)
     if a.dtype != b.dtype or a.dtype.kind not in "fc" or not _parallel.pool_busy():
         out = _parallel.gemm(np, a, b, bias)
         if out is not None:
@@ -1032,6 +1048,32 @@ def _split_matmul(np: Any, matmul: Any, a: Any, b: Any, bias: Any = None) -> Any
             np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
 
     parallel_batches(part, m if rows else n, work, busy=False)
+    return _plus(np, out, bias)
+
+
+def _fixed_split_matmul(np: Any, matmul: Any, a: Any, b: Any, bias: Any = None) -> Any:
+    """A 2-D product whose bits do not depend on the thread count or on timing (``_parallel.DETERMINISTIC``).
+
+    OpenBLAS's result depends on its thread count and on the shape of each call, so BLAS runs at one thread
+    on blocks of :data:`_parallel.DETERMINISTIC_ROWS` rows of ``a``, a partition fixed by the shape alone,
+    and the pool takes blocks: one thread or eight compute every block with the same call.
+    """
+    out = _parallel.gemm(np, a, b, bias)  # the compiled product sums in one order whatever the split
+    if out is not None:
+        return out
+    m, k = a.shape
+    n = b.shape[1]
+    rows = _parallel.DETERMINISTIC_ROWS
+    blocks = -(-m // rows)
+    if k != b.shape[0] or blocks <= 1:
+        return _plus(np, matmul(a, b), bias)
+    out = np.empty((m, n), dtype=np.result_type(a, b))
+
+    def part(lo: int, hi: int) -> None:
+        for i in range(lo, hi):
+            np.matmul(a[i * rows : (i + 1) * rows], b, out=out[i * rows : (i + 1) * rows])
+
+    parallel_batches(part, blocks, m * n * k // 16, busy=False)
     return _plus(np, out, bias)
 
 

@@ -142,6 +142,23 @@ def blas_threads() -> int | None:
     return libs[0].get_num_threads() if libs else None
 
 
+def _deterministic() -> bool:
+    raw = os.environ.get("LUCID_DETERMINISTIC", "1").strip()
+    if raw not in ("", "0", "1"):
+        raise ValueError(
+            f"LUCID_DETERMINISTIC={raw!r}: expected '1' (the default: bits independent of the thread "
+            "count) or '0' (BLAS threads its products: faster, bits depend on the thread count)"
+        )
+    return raw != "0"
+
+
+#: products keep their bits whatever the thread count and timing (see docs/backends.md, "Determinism"):
+#: BLAS always runs at one thread, on slices of a fixed size; ``LUCID_DETERMINISTIC=0`` lets BLAS thread them
+DETERMINISTIC = _deterministic()
+#: rows per BLAS call of a deterministic product: a shape-only partition, the same for any thread count
+DETERMINISTIC_ROWS = 128
+
+
 def set_num_threads(n: int, first: bool = False) -> None:
     """Split kernels over ``n`` threads and give BLAS ``n`` threads for the calls made outside a split.
 
@@ -158,6 +175,8 @@ def set_num_threads(n: int, first: bool = False) -> None:
             _compiled["lib"].lucid_pool_threads(n)
         current = blas_threads()
         _state["blas_n"] = min(n, current) if first and current else n
+        if DETERMINISTIC:
+            _state["blas_n"] = 1  # OpenBLAS's bits depend on its thread count
         _state["blas_low"] = False
         if current is not None and current != _state["blas_n"]:
             _set_blas_threads(_state["blas_n"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import _dtypes as _dt
 from . import fft, linalg
 from . import fused as fused  # optimizers' fused updates (a submodule, not in the Array API namespace)
+from . import _views as _views  # views that alias their base (loaded early: Tensor's write path calls it)
 from ._autograd import (
     Function,
     backward,
@@ -21,7 +22,7 @@ from ._autograd import (
     no_grad,
     set_grad_enabled,
 )
-from ._bytes import frombuffer
+from ._bytes import frombuffer, fromreader
 from ._dtypes import (
     DType,
     bool,
@@ -131,7 +132,8 @@ __all__ = [
     "backends", "get_backend", "register_backend", "unregister_backend", "plugin_manager", "hookimpl",
     "register_communicator", "communicators", "communicator_errors",
     "set_default_device", "get_default_device", "default_device", "resolve_device",
-    "eval", "frombuffer", "e", "pi", "inf", "nan", "newaxis", "__array_namespace_info__", "__array_api_version__",
+    "eval", "frombuffer", "fromreader",
+    "e", "pi", "inf", "nan", "newaxis", "__array_namespace_info__", "__array_api_version__",
     *_creation_all, *_elementwise_all, *_indexing_all, *_products_all, *_manipulation_all,
     *_random_all, *_reduction_all, *_searching_all, *_complex_all, *_sets_all, *_utility_all, "linalg", "fft",
 ]  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import _dtypes as dt
@@ -33,3 +34,25 @@ def frombuffer(
         )
     dev = default_device() if device is None else resolve_device(device)
     return _new_tensor(dev.backend.from_bytes(data, d, shp, dev), dev)
+
+
+def fromreader(
+    read_into: Callable[[memoryview], None],
+    /,
+    *,
+    dtype: DTypeLike,
+    shape: tuple[int, ...],
+    device: DeviceLike = None,
+) -> Tensor:
+    """A tensor of ``dtype`` and ``shape`` whose raw little-endian bytes ``read_into(view)`` writes.
+
+    ``read_into`` gets one writable byte ``memoryview`` of exactly ``prod(shape) * itemsize`` bytes
+    and must fill it (a file's ``readinto`` in a loop): checkpoint loaders read straight into the
+    tensor's memory, without holding the file's bytes a second time.
+    """
+    d = dt.as_dtype(dtype)
+    shp = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shp):
+        raise ValueError(f"fromreader: shape {shp} has a negative dimension")
+    dev = default_device() if device is None else resolve_device(device)
+    return _new_tensor(dev.backend.from_reader(read_into, d, shp, dev), dev)

@@ -25,7 +25,11 @@ _rng = _RandomState()
 
 
 def _backend_seed(seed: int, backend: Backend) -> int:
-    # a distinct but reproducible stream per backend
+    """The seed a backend gets from ``manual_seed(seed)``: the seed itself where the backend reproduces
+    PyTorch's generator (``Backend.exact_seed``, as ``torch.manual_seed`` seeds the CPU generator), else a
+    distinct but reproducible stream per backend."""
+    if backend.exact_seed:
+        return seed
     return (seed * 1_000_003 + sum(map(ord, backend.name))) % (2**63)
 
 

@@ -2,11 +2,17 @@
 
 Discovery is lazy (first use, not ``import lucid_core``) and happens once. Each entry point
 loads in its own try/except so one broken plugin cannot take the others down.
+
+Thread safety: discovery, registration and a backend's first load run under one re-entrant lock, so
+threads that make their first tensors at once all wait for the same discovery and see every backend
+(the flag that says discovery is done is set only when it is). A plugin that uses Lucid while it loads
+(the same thread, re-entering) sees the backends registered so far, as before.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -26,16 +32,25 @@ class PluginError(RuntimeError):
     """A plugin failed to load or registered an invalid backend."""
 
 
+#: guards discovery, the registries and first loads (re-entrant: plugins may use Lucid while loading)
+_lock = threading.RLock()
+
+
 class _PluginManager(pluggy.PluginManager):
     """pluggy's manager that also collects backends from plugins registered in-process."""
 
     def register(self, plugin: Any, name: str | None = None) -> str | None:
-        registered = super().register(plugin, name)
-        if _state.discovered and registered is not None:
-            _collect(plugin, registered, distribution=None, version=None)
-        return registered
+        with _lock:
+            registered = super().register(plugin, name)
+            if _state.discovered and registered is not None:
+                _collect(plugin, registered, distribution=None, version=None)
+            return registered
 
     def unregister(self, plugin: Any = None, name: str | None = None) -> Any:
+        with _lock:
+            return self._unregister(plugin, name)
+
+    def _unregister(self, plugin: Any, name: str | None) -> Any:
         pname = name if name is not None else self.get_name(plugin)
         removed = super().unregister(plugin, name)
         for bname, b in list(_state.backends.items()):
@@ -56,7 +71,8 @@ plugin_manager.add_hookspecs(hookspecs)
 
 class _State:
     def __init__(self) -> None:
-        self.discovered = False
+        self.discovered = False  # set when discovery has finished, never before
+        self.discovering = False  # discovery is under way on the thread holding _lock
         self.backends: dict[str, Backend] = {}
         self.default_device: Device | None = None
         self.default_spec: str | None = None
@@ -156,10 +172,25 @@ def communicator_errors() -> list[str]:
 
 
 def discover() -> None:
-    """Load every plugin of the ``lucid`` entry-point group once (``LUCID_LOAD_PLUGINS`` filters)."""
+    """Load every plugin of the ``lucid`` entry-point group once (``LUCID_LOAD_PLUGINS`` filters).
+
+    Thread-safe: a second thread waits until the first has finished; a plugin re-entering (the same
+    thread, while discovery runs) returns at once, as before.
+    """
     if _state.discovered:
         return
-    _state.discovered = True
+    with _lock:
+        if _state.discovered or _state.discovering:
+            return
+        _state.discovering = True
+        try:
+            _discover()
+        finally:
+            _state.discovering = False
+            _state.discovered = True
+
+
+def _discover() -> None:
     allow = os.environ.get("LUCID_LOAD_PLUGINS")
     allowed = None if allow is None else {a.strip() for a in allow.split(",") if a.strip()}
     for ep in entry_points(group="lucid"):
@@ -189,6 +220,11 @@ def discover() -> None:
 
 def register_backend(backend: Backend) -> Backend:
     """Register a backend at run time (notebooks, tests); two backends with one name are an error."""
+    with _lock:
+        return _register_backend(backend)
+
+
+def _register_backend(backend: Backend) -> Backend:
     if not isinstance(backend, Backend):
         raise TypeError(f"register_backend: expected a lucid_core.backend.Backend, got {type(backend).__name__}")
     if not backend.name or not isinstance(backend.name, str) or ":" in backend.name:
@@ -210,6 +246,11 @@ def register_backend(backend: Backend) -> Backend:
 
 def unregister_backend(name: str) -> None:
     """Remove a backend registered earlier (its existing tensors keep working)."""
+    with _lock:
+        _unregister_backend(name)
+
+
+def _unregister_backend(name: str) -> None:
     if _state.backends.pop(name, None) is None:
         raise KeyError(f"no backend named {name!r} is registered; registered: {sorted(_state.backends)}")
     _state.default_device = None

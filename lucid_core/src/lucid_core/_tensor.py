@@ -26,47 +26,69 @@ from .backend import Device, evaluate
 
 
 class _Storage:
-    """What a tensor shares with its ``detach()`` views: PyTorch's storage and version counter, in one box.
+    """What a tensor shares with its views and ``detach()`` aliases: PyTorch's storage and version counter.
 
-    ``version`` counts the in-place writes to the data; a node that saved the tensor for backward
-    compares it with the version it recorded and refuses a changed one. ``views`` holds weak
-    references to every tensor sharing the data (the owner and its detached views): a write that
-    produces a new native array (immutable libraries: MLX, JAX; or a rebinding write on any backend)
-    rebinds them all, so every op keeps reading ``t._data`` directly. ``ghosts`` lists, per write
-    recorded in the graph, the tensor as it was before (``(version, weakref, requires_grad)``), so
-    the graph edges made before the write keep pointing at the old history.
+    ``data`` is the storage's array: the base's data, of which each view's array is a function (its
+    recipe, :mod:`lucid_core._views`). ``version`` counts the in-place writes to any of them; a node that
+    saved a tensor for backward compares it with the version it recorded and refuses a changed one.
+    ``views`` holds weak references to every tensor sharing the storage: a write that produces a new
+    array (immutable libraries: MLX, JAX; or a rebinding write on any backend) rebinds the aliases and
+    recomputes the views, so every op keeps reading ``t._data`` directly. ``ghosts`` lists, per tensor
+    and per write recorded in the graph, the tensor as it was before (``(version, weakref,
+    requires_grad)``), so the graph edges made before the write keep pointing at the old history.
     """
 
-    __slots__ = ("ghosts", "version", "views")
+    __slots__ = ("address", "data", "ghosts", "version", "views")
 
-    def __init__(self, version: int = 0) -> None:
+    def __init__(self, data: Any, version: int = 0) -> None:
+        self.data = data
         self.version = version
         self.views: list[Any] = []
-        self.ghosts: list[tuple[int, Any, bool]] | None = None
+        self.ghosts: dict[int, list[tuple[int, Any, bool]]] | None = None
+        self.address: int | None = None
 
     def add_view(self, t: Tensor) -> None:
         views = self.views
         if len(views) >= 8:
             views[:] = [r for r in views if r() is not None]
         views.append(weakref.ref(t))
+        ghosts = self.ghosts
+        if ghosts is not None:
+            ghosts.pop(id(t), None)  # a dead tensor's entries, if ``t`` reuses its id
 
     def rebind(self, data: Any) -> None:
-        """Point every live tensor sharing this storage at ``data``."""
+        """Make ``data`` the storage's array: the aliases take it, the views recompute theirs from it.
+
+        ``data`` may be the current array, written in place: then only views that are not memory views of
+        it (copies: gathers, reshapes NumPy had to copy; every view on an immutable library) recompute.
+        """
+        same = data is self.data
+        self.data = data
         for r in self.views:
             t = r()
-            if t is not None:
+            if t is None:
+                continue
+            v = t._view
+            if v is None:
                 t._data = data
+            elif not (same and v.alias):
+                dev = t._device
+                t._data = v.apply(dev, data)
+                v.alias = dev.backend.view_of(t._data, data) if dev.backend.views_alias else False
 
-    def add_ghost(self, ghost: Tensor) -> None:
-        """Record ``ghost`` as this tensor before the write now being made (at the current version).
+    def add_ghost(self, t: Tensor, ghost: Tensor) -> None:
+        """Record ``ghost`` as ``t`` before the write now being made (at the current version).
 
         Held weakly: the write's node keeps it alive as its input while that graph lives. Entries
         whose graph is gone can only raise; runs of them are merged now and then, so a tensor
         written in every training step keeps a short list.
         """
-        ghosts = self.ghosts
+        table = self.ghosts
+        if table is None:
+            table = self.ghosts = {}
+        ghosts = table.get(id(t))
         if ghosts is None:
-            ghosts = self.ghosts = []
+            ghosts = table[id(t)] = []
         elif len(ghosts) >= 8 and not len(ghosts) & (len(ghosts) - 1):
             compact: list[tuple[int, Any, bool]] = []
             for before, ref, requires in ghosts:
@@ -82,8 +104,10 @@ class _Storage:
 
     def resolve(self, t: Tensor, version: int) -> Tensor | None:
         """The tensor that stood for ``t`` when a graph edge to it was made at ``version``."""
-        ghosts = self.ghosts
-        assert ghosts is not None
+        assert self.ghosts is not None
+        ghosts = self.ghosts.get(id(t))
+        if ghosts is None:
+            return t
         i = bisect.bisect_left(ghosts, (version,))  # the first write made at or after that version
         if i == len(ghosts):
             return t
@@ -111,7 +135,8 @@ class Tensor:
     """
 
     __slots__ = (
-        "__weakref__", "_box", "_data", "_device", "_node", "_out_idx", "_requires_grad", "_retains_grad", "grad",
+        "__weakref__", "_box", "_data", "_device", "_grad", "_node", "_out_idx", "_requires_grad", "_retains_grad",
+        "_view",
     )  # fmt: skip
     __array_priority__ = 1000  # NumPy defers `ndarray <op> Tensor` to us
 
@@ -160,10 +185,40 @@ class Tensor:
         old = self._box
         if old is not None:
             old.views = [r for r in old.views if r() is not self]
-        box = self._box = _Storage((0 if old is None else old.version) + 1)
+        box = self._box = _Storage(value._data, (0 if old is None else old.version) + 1)
         box.views.append(weakref.ref(self))
         self._data = value._data
         self._device = value._device
+        self._view = None
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by backward (None until one arrives)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
+                )
+            if value._data.shape != self._data.shape and tuple(value._data.shape) != tuple(self._data.shape):
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
+                    f"'{list(self.shape)}'. Please ensure that the gradient and the tensor are the same size"
+                )
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype.name}' to a tensor with dtype "
+                    f"'{self.dtype.name}'. The gradient must match the tensor's dtype"
+                )
+            if value._device is not self._device:
+                raise RuntimeError(
+                    f"attempting to assign a gradient on {value.device} to a tensor on {self.device}; "
+                    "move it first with .to()"
+                )
+        self._grad = value
 
     @property
     def _version(self) -> int:
@@ -223,14 +278,18 @@ class Tensor:
         return self._retains_grad and self._node is not None
 
     def detach(self) -> Tensor:
-        """A view with no graph that shares this tensor's data: a write to either lands in both.
+        """A tensor with no graph that shares this tensor's data: a write to either lands in both.
 
-        The view also shares the version counter, so writing through it into a tensor that
-        backward still needs is caught (PyTorch's detached views behave the same way).
+        It also shares the version counter, so writing through it into a tensor that backward still
+        needs is caught (PyTorch's detached tensors behave the same way). Not a view (``_is_view()`` is
+        False, as in PyTorch), though views taken from it are views of it.
         """
         t = _new_tensor(self._data, self._device)
         b = self._storage()
         t._box = b
+        v = self._view
+        if v is not None:
+            t._view = type(v)(v.base, v.chain, False, False, v.alias)
         b.add_view(t)
         return t
 
@@ -375,7 +434,7 @@ class Tensor:
         out = object.__new__(type(self))
         _init_slots(out, self._device.xp.asarray(self._data, copy=True), self._device)
         out._requires_grad = self._requires_grad
-        out.grad = None if self.grad is None else self.grad.__deepcopy__(memo)
+        out._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
         memo[id(self)] = out
         return out
 
@@ -384,31 +443,45 @@ class Tensor:
 
     # -- in-place writes ---------------------------------------------------------------------------
     # Every in-place method and operator ends in `_apply_inplace` (or the `_write` fast path): the
-    # write lands in this tensor and in every detached view of it, and bumps the shared version.
+    # write lands in this tensor's storage, so its base, its aliases and every view of them see it, and
+    # bumps the shared version. Writes through views are in lucid_core._views (attached below as _VIEWS).
     def _storage(self) -> _Storage:
         """This tensor's storage box, made on first need (most tensors are never written or viewed)."""
         b = self._box
         if b is None:
-            b = self._box = _Storage()
+            b = self._box = _Storage(self._data)
             b.views.append(weakref.ref(self))
         return b
 
-    def _set_data(self, data: Any) -> None:
-        """Store ``data`` as the new value of this tensor and its views, and count the write."""
+    def _put(self, data: Any) -> None:
+        """Store ``data`` as this tensor's new values (into its storage: base, aliases, views), uncounted."""
         b = self._storage()
-        if data is not self._data:
-            b.rebind(data)
-        b.version += 1
+        if self._view is None:
+            if data is not self._data or len(b.views) > 1:
+                b.rebind(data)
+        else:
+            _VIEWS.put(self, data)
+
+    def _set_data(self, data: Any) -> None:
+        """Store ``data`` as the new values of this tensor and of everything sharing its storage; count the write."""
+        self._put(data)
+        self._box.version += 1
 
     def _apply_inplace(self, fn: Callable[[Tensor], Tensor], opname: str, *operands: Any) -> Tensor:
         """Write ``fn(self)`` into this tensor: the one path of every in-place method and operator.
 
-        Outside the graph the values are replaced (every detached view sees them). When the write
+        Outside the graph the values are replaced (every alias and view sees them). When the write
         belongs in the graph (grad mode, and this tensor or an operand requires grad), it is recorded
         as PyTorch does: ``fn`` runs on a stand-in for the tensor as it was, which the edges made
-        earlier keep using, and this tensor becomes the op's output (its ``grad_fn``).
+        earlier keep using, and this tensor becomes the op's output (its ``grad_fn``); a write through a
+        view rebases its base's history instead (``lucid_core._views.write_in_graph``).
         """
+        v = self._view
+        if v is not None:
+            _VIEWS.check_writable(self, opname)
         if _mode.enabled and (self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in operands)):
+            if v is not None and v.track:
+                return _VIEWS.write_in_graph(self, fn, opname)
             if self._requires_grad and self._node is None:
                 raise RuntimeError(
                     f"{opname}: a leaf tensor that requires grad cannot be modified in place "
@@ -450,25 +523,42 @@ class Tensor:
         g._requires_grad = self._requires_grad
         b = self._box
         if b is not None and b.version:
-            g._box = _Storage(b.version)
+            g._box = _Storage(self._data, b.version)
             g._box.views.append(weakref.ref(g))
         return g
 
-    def _become(self, ghost: Tensor, result: Tensor) -> None:
-        """Take over ``result``'s data and graph position; ``ghost`` keeps the old ones for older edges."""
+    def _become(self, ghost: Tensor, result: Tensor, written: Any = None) -> None:
+        """Take over ``result``'s values and graph position; ``ghost`` keeps the old ones for older edges.
+
+        The differentiable views of this tensor take its new history too (``written``: the view written
+        through, with the ghost made for it, when the write came through one).
+        """
         b = self._storage()
         before = b.version
+        views = _VIEWS.hand_over_views(self, written) if len(b.views) > 1 else None
+        self._hand_over(ghost)
+        self._put(result._data)
+        b.version = before + 1
+        self._take_node(result, before + 1)
+        if views:
+            _VIEWS.retake_views(self, views)
+
+    def _hand_over(self, ghost: Tensor | None) -> None:
+        """Before a write in the graph: the edges made to this tensor so far now belong to ``ghost``."""
+        if ghost is None:
+            return
         if self._node is not None:
             _replace_output(self._node, self._out_idx, ghost)
-        b.add_ghost(ghost)
-        b.version = before + 1
-        b.rebind(result._data)
+        self._box.add_ghost(self, ghost)
+
+    def _take_node(self, result: Tensor, version: int) -> None:
+        """Become the output of ``result``'s node (whose values this tensor now holds) at ``version``."""
         node = result._node
         self._node = node
         self._out_idx = result._out_idx
         self._requires_grad = True
         _replace_output(node, result._out_idx, self)
-        node._out_versions = {result._out_idx: before + 1}
+        node._out_versions = {result._out_idx: version}
         if self._retains_grad:
             node._retain = True
 
@@ -476,8 +566,8 @@ class Tensor:
         """Update this tensor's own memory (``self op= other * alpha``) where the backend can.
 
         True when done (and counted as a write). Only outside the graph, with an operand of this
-        tensor's device and dtype (or a Python number of a fitting kind); otherwise the caller
-        takes :meth:`_apply_inplace`.
+        tensor's device and dtype (or a Python number of a fitting kind), and for a view only where its
+        array is a memory view of its storage's; otherwise the caller takes :meth:`_apply_inplace`.
         """
         write = self._device.backend.inplace
         if write is None:
@@ -497,10 +587,25 @@ class Tensor:
                 return False
         elif type(other) is not int:
             return False
-        if not write(op, self._data, other, alpha):
-            return False
-        self._storage().version += 1
+        v = self._view
+        if v is None:
+            if not write(op, self._data, other, alpha):
+                return False
+            b = self._storage()
+        else:
+            if not v.alias or _VIEWS.overlaps(self):
+                return False
+            if not write(op, self._data, other, alpha, into_view=True):
+                return False
+            b = self._box
+        if len(b.views) > 1:
+            b.rebind(b.data)  # memory written: views that are copies recompute
+        b.version += 1
         return True
+
+
+#: lucid_core._views, set when it loads (it sits above this module: it needs the autograd engine)
+_VIEWS: Any = None
 
 
 def _init_slots(t: Tensor, data: Any, device: Device) -> None:
@@ -512,7 +617,8 @@ def _init_slots(t: Tensor, data: Any, device: Device) -> None:
     t._out_idx = 0
     t._requires_grad = False
     t._retains_grad = False
-    t.grad = None
+    t._grad = None
+    t._view = None
 
 
 def _new_tensor(data: Any, device: Device) -> Tensor:

@@ -16,19 +16,22 @@ from __future__ import annotations
 __all__ = ["Size", "SizeInt", "ValuesIndices", "attach"]
 
 import builtins
+import itertools
 import math
 import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from . import _dtypes as dt
-from . import linalg
+from . import _views, linalg
 from ._autograd import Function
 from ._registry import resolve_device
 from ._tensor import Tensor
 from ._tensor_operators import _scaled
 from ._tensor_operators import attach as _attach_operators
 from ._typing import DeviceLike, DTypeLike
+from .ops import _index_checks as _ix
+from .ops import complex as _cx
 from .ops import creation as _c
 from .ops import elementwise as _e
 from .ops import indexing as _i
@@ -143,13 +146,14 @@ def reshape(self: Tensor, *shape: Any) -> Tensor:
 
 
 def view(self: Tensor, *shape: Any) -> Tensor:
-    """PyTorch's ``view``: a reshape (Lucid tensors have no strides, so every reshape is allowed)."""
-    return _m.reshape(self, _shape_args(shape))
+    """A view in a new shape (writes through it land here); a shape the strides cannot express raises, as in
+    PyTorch (``reshape`` copies then)."""
+    return _m.view(self, _shape_args(shape))
 
 
 def view_as(self: Tensor, other: Tensor) -> Tensor:
-    """Reshape to ``other``'s shape."""
-    return _m.reshape(self, other.shape)
+    """A view in ``other``'s shape."""
+    return _m.view(self, other.shape)
 
 
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
@@ -158,8 +162,197 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
 
 
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
-    """The tensor itself: Lucid tensors are always laid out in C order."""
-    return self
+    """The tensor itself when it is contiguous (C order), else a contiguous copy, as PyTorch's."""
+    return self if is_contiguous(self) else _m.clone(self)
+
+
+def is_contiguous(self: Tensor, memory_format: Any = None) -> builtins.bool:
+    """Whether the elements lie in C order in the storage (PyTorch's rule: axes of length 1 do not count)."""
+    if self._view is None:
+        return True
+    shape, strides, _ = _views.layout(self)
+    return _views.is_contiguous(shape, strides)
+
+
+def stride(self: Tensor, dim: int | None = None) -> Any:
+    """The step in the storage, in elements, along each axis (or along ``dim``), as PyTorch reports it."""
+    strides = _views.contiguous_strides(self.shape) if self._view is None else _views.layout(self)[1]
+    return tuple(strides) if dim is None else strides[normalize_axis(dim, self.ndim, "stride")]
+
+
+def storage_offset(self: Tensor) -> int:
+    """Where the first element lies in the storage, in elements."""
+    return 0 if self._view is None else _views.layout(self)[2]
+
+
+def element_size(self: Tensor) -> int:
+    """Bytes per element."""
+    return self.dtype.itemsize
+
+
+def untyped_storage(self: Tensor) -> UntypedStorage:
+    """The storage this tensor shares with its base, aliases and views (PyTorch's ``untyped_storage()``)."""
+    return UntypedStorage(self)
+
+
+def data_ptr(self: Tensor) -> int:
+    """The address of the first element: the storage's (see :class:`UntypedStorage`) plus the offset."""
+    return untyped_storage(self).data_ptr() + storage_offset(self) * element_size(self)
+
+
+class UntypedStorage:
+    """A tensor's storage as identity: ``data_ptr()`` is equal for tensors that share it and differs otherwise.
+
+    Lucid's storages live in whichever library the backend wraps (and move when an immutable library's
+    array is replaced by a write), so the address is not the memory's: each storage gets a stable, unique
+    number, spaced so that ``data_ptr()`` of its elements never meets another storage's.
+    """
+
+    __slots__ = ("_box", "_nbytes")
+
+    def __init__(self, t: Tensor) -> None:
+        self._box = t._storage()
+        data = self._box.data
+        n = 1
+        for d in data.shape:
+            n *= d
+        self._nbytes = n * t._device.backend.lucid_dtype(data.dtype).itemsize
+
+    def data_ptr(self) -> int:
+        """The storage's address (stable while it lives)."""
+        return _views.address(self._box)
+
+    def nbytes(self) -> int:
+        """Its size in bytes."""
+        return self._nbytes
+
+    def size(self) -> int:
+        """Its size in bytes (an untyped storage counts bytes)."""
+        return self._nbytes
+
+    def __eq__(self, other: object) -> builtins.bool:
+        return isinstance(other, UntypedStorage) and other._box is self._box
+
+    def __hash__(self) -> int:
+        return id(self._box)
+
+    def __repr__(self) -> str:
+        return f"<UntypedStorage of {self._nbytes} bytes at {self.data_ptr():#x}>"
+
+
+def _base(self: Tensor) -> Tensor | None:
+    """The tensor this one is a view of (the first one of a chain of views), or None (PyTorch's ``_base``)."""
+    v = self._view
+    return v.base if v is not None and v.track else None
+
+
+def _real(self: Tensor) -> Tensor:
+    """The real part: a view for complex tensors (writes land here), the tensor itself for real ones."""
+    return _cx.real(self)
+
+
+def _imag(self: Tensor) -> Tensor:
+    """The imaginary part of a complex tensor, as a view (writes land here)."""
+    if self.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _cx.imag(self)
+
+
+def _is_view(self: Tensor) -> builtins.bool:
+    """Whether this tensor is a view of another one (``detach()`` gives none, as in PyTorch)."""
+    v = self._view
+    return v is not None and v.track
+
+
+def narrow(self: Tensor, dim: int, start: Any, length: int) -> Tensor:
+    """The view of ``length`` elements from ``start`` along ``dim``."""
+    d = normalize_axis(dim, self.ndim, "narrow")
+    n = self.shape[d]
+    start = int(start)
+    if start < 0:
+        start += n
+    if not 0 <= start <= n or length < 0 or start + length > n:
+        raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension {dim} of size {n}")
+    return _i.getitem(self, (slice(None),) * d + (slice(start, start + length),))
+
+
+def select(self: Tensor, dim: int, index: int) -> Tensor:
+    """The view at ``index`` along ``dim``, without that axis."""
+    d = normalize_axis(dim, self.ndim, "select")
+    n = self.shape[d]
+    if not -n <= int(index) < n:
+        raise IndexError(f"select: index {index} out of range for dimension {dim} of size {n}")
+    return _i.getitem(self, (slice(None),) * d + (int(index),))
+
+
+def tensor_split(self: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Views split along ``dim``: into ``n`` near-equal parts (the first ones one longer), or at the indices."""
+    d = normalize_axis(dim, self.ndim, "tensor_split")
+    n = self.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        if k <= 0:
+            raise ValueError(f"tensor_split: number of sections must be larger than 0, got {k}")
+        q, r = divmod(n, k)
+        bounds = [i * q + builtins.min(i, r) for i in range(k + 1)]
+    else:
+        bounds = [0, *(builtins.min(builtins.max(int(i), 0), n) for i in indices_or_sections), n]
+    lead = (slice(None),) * d
+    return tuple(_i.getitem(self, (*lead, slice(a, builtins.max(a, b)))) for a, b in itertools.pairwise(bounds))
+
+
+def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
+    """The view with axes ``source`` moved to ``destination`` (the others keep their order)."""
+    return _m.moveaxis(self, source, destination)
+
+
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The view of the ``offset``-th diagonal of axes ``dim1``, ``dim2``, as a new last axis (writes land here)."""
+    a = normalize_axis(dim1, self.ndim, "diagonal")
+    b = normalize_axis(dim2, self.ndim, "diagonal")
+    if a == b:
+        raise ValueError(f"diagonal: dim1 and dim2 cannot be the same axis ({dim1})")
+    step = _views.Diagonal(int(offset), a, b)
+    return _views.make_view(step.op(self), self, step)
+
+
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """The view of every window of ``size`` elements, ``step`` apart, along ``dimension`` (a new last axis)."""
+    d = normalize_axis(dimension, builtins.max(self.ndim, 1), "unfold")
+    n = self.shape[d] if self.ndim else 1
+    if size < 0 or size > n:
+        raise RuntimeError(f"unfold: maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"unfold: step is {step} but must be > 0")
+    x = self if self.ndim else _m.reshape(self, (1,))
+    s = _views.Unfold(d, int(size), int(step))
+    return _views.make_view(s.op(x), x, s)
+
+
+def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
+    """The view whose element ``i`` lies at ``storage_offset + sum(i[k] * stride[k])`` of the storage."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"as_strided: mismatch in length of strides ({len(stride)}) and shape ({len(size)})")
+    if self._view is not None and builtins.any(isinstance(st, _views.Component) for st in self._view.chain):
+        raise NotImplementedError("as_strided of the real or imaginary part of a complex tensor")
+    offset = storage_offset(self) if storage_offset is None else int(storage_offset)
+    box = self._storage()
+    numel = 1
+    for d in box.data.shape:
+        numel *= d
+    last = offset + builtins.sum((n - 1) * st for n, st in zip(size, stride) if n > 0)
+    if builtins.any(st < 0 for st in stride) or offset < 0 or (0 not in size and last >= numel):
+        raise RuntimeError(
+            f"as_strided: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset} need a "
+            f"storage of {last + 1} elements, but the storage has {numel}"
+        )
+    s = _views.Strided(size, stride, offset)
+    v = self._view
+    src = self if v is None else v.base if v.track else v.base.detach()  # the tensor holding the storage's array
+    return _views.make_view(s.op(src), self, s, track=v is None or v.track)
 
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -463,6 +656,7 @@ def div(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor
     if rounding_mode == "floor":
         return _e.floor_divide(self, other)
     if rounding_mode == "trunc":
+        _e.check_integer_divisor(self, other, "div")  # integers by 0 raise, as in PyTorch
         q = _e.divide(self, other)
         return _e.trunc(q) if self.dtype.kind in "fc" else _m.astype(_e.trunc(q), self.dtype)
     raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}")
@@ -538,7 +732,9 @@ def _check_index(self: Tensor, index: Tensor, name: str) -> None:
 def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` for ``dim=0`` (and so on): values picked along ``dim`` by ``index``."""
     _check_index(self, index, "gather")
-    return _i.getitem(self, _index_key(index, normalize_axis(dim, self.ndim, "gather")))
+    d = normalize_axis(dim, self.ndim, "gather")
+    _ix.check_index_range(index, self.shape[d], "gather", d)  # negative indices raise, as in PyTorch
+    return _i.getitem(self, _index_key(index, d))
 
 
 def _scattered(shape: tuple[int, ...], key: tuple[Any, ...], values: Tensor) -> Tensor:
@@ -563,7 +759,9 @@ def _source(src: Any, index: Tensor, like: Tensor, name: str) -> Tensor:
 def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy with ``src``'s values added at the positions ``index`` names along ``dim`` (repeats add up)."""
     _check_index(self, index, "scatter_add")
-    key = _index_key(index, normalize_axis(dim, self.ndim, "scatter_add"))
+    d = normalize_axis(dim, self.ndim, "scatter_add")
+    _ix.check_index_range(index, self.shape[d], "scatter_add", d)
+    key = _index_key(index, d)
     return _e.add(self, _scattered(self.shape, key, _source(src, index, self, "scatter_add")))
 
 
@@ -600,7 +798,8 @@ def scatter(
     source = _source(value if src is None else src, index, self, "scatter")
     d = normalize_axis(dim, self.ndim, "scatter")
     if reduce == "add":
-        return scatter_add(self, d, index, source)
+        return scatter_add(self, d, index, source)  # checks the index itself
+    _ix.check_index_range(index, self.shape[d], "scatter", d)
     if reduce == "multiply":
         factors = _Scatter.apply(_c.ones_like(self), source, _i._native_key(self, _index_key(index, d))[0])
         return _e.multiply(self, factors)
@@ -614,7 +813,10 @@ def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices at ``index`` (1-D) along ``dim``."""
     if not isinstance(index, Tensor) or index.ndim > 1:
         raise ValueError(f"index_select: index must be a 0-D or 1-D integer tensor, got {index!r}")
-    return _i.take(self, _m.reshape(index, (-1,)), axis=dim)
+    d = normalize_axis(dim, self.ndim, "index_select")
+    index = _m.reshape(index, (-1,))
+    _ix.check_index_range(index, self.shape[d] if self.ndim else 1, "index_select", d)  # no negatives (PyTorch)
+    return _i.getitem(self, (slice(None),) * d + (index,))
 
 
 def index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
@@ -622,6 +824,7 @@ def index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: A
     d = normalize_axis(dim, self.ndim, "index_add")
     if not isinstance(index, Tensor) or index.ndim != 1:
         raise ValueError(f"index_add: index must be a 1-D integer tensor, got {index!r}")
+    _ix.check_index_range(index, self.shape[d], "index_add", d)
     key = (slice(None),) * d + (index,)
     nkey, _ = _i._native_key(self, key)
     return _e.add(self, _i.IndexAdd.apply(_scaled(source, alpha), nkey, True, self.shape))
@@ -758,7 +961,9 @@ _BINARY = {
     "fmod": _e.remainder, "remainder": _e.remainder, "atan2": _e.atan2, "outer": _p.outer,
 }  # fmt: skip
 _METHODS = (
-    dim, nelement, reshape, view, view_as, reshape_as, contiguous, flatten, unflatten, permute, transpose, t,
+    dim, nelement, reshape, view, view_as, reshape_as, contiguous, is_contiguous, stride, storage_offset,
+    element_size, untyped_storage, data_ptr, _is_view, narrow, select, tensor_split, movedim, diagonal, unfold,
+    as_strided, flatten, unflatten, permute, transpose, t,
     squeeze, unsqueeze, expand, expand_as, repeat, split, chunk, unbind, flip, roll,
     sum, mean, prod, var, std, all, any, logsumexp, amax, amin, max, min, argmax, argmin, cumsum, cumprod, norm,
     count_nonzero, sort, argsort, topk, add, sub, div, masked_fill, where, type_as, half, is_floating_point,
@@ -777,6 +982,11 @@ def attach() -> None:
     for name, fn in _BINARY.items():
         setattr(Tensor, name, _binary(fn, name))
     Tensor.size = property(_size, doc=SizeInt.__doc__)  # type: ignore[assignment]
+    Tensor._base = property(_base, doc=_base.__doc__)  # type: ignore[attr-defined]
+    Tensor.real = property(_real, doc=_real.__doc__)  # type: ignore[attr-defined]
+    Tensor.imag = property(_imag, doc=_imag.__doc__)  # type: ignore[attr-defined]
+    Tensor.moveaxis = Tensor.movedim  # type: ignore[attr-defined]
+    Tensor.swapdims = Tensor.swapaxes = Tensor.transpose  # type: ignore[attr-defined]
     Tensor.neg = Tensor.negative  # type: ignore[attr-defined]
     Tensor.multiply = Tensor.mul  # type: ignore[attr-defined]
     Tensor.divide = Tensor.div  # type: ignore[attr-defined]

@@ -18,6 +18,7 @@ __all__ = [
 
 import importlib
 import random
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -28,6 +29,8 @@ from ._dtypes import DType
 from ._random import seed_new_backend
 from ._threads import threads_new_backend
 from .kernels import check_names
+
+_LOAD_LOCK = threading.RLock()  # one backend loads at a time (first uses from several threads)
 
 #: The version of this contract. A backend built for another version is refused.
 CONTRACT_VERSION = 1
@@ -104,6 +107,7 @@ class Backend:
 
     contract_version: int = CONTRACT_VERSION
     name: str = ""
+    _ready: bool = False  # loaded, seeded and threaded: the lock-free fast path of ensure_loaded
     device_types: tuple[str, ...] = ("cpu",)
 
     def __init__(self) -> None:
@@ -140,24 +144,32 @@ class Backend:
         return self._devices is not None
 
     def ensure_loaded(self) -> None:
-        """Load the library once; after this ``devices`` and the dtype maps are ready."""
-        if self._devices is not None:
+        """Load the library once; after this ``devices`` and the dtype maps are ready.
+
+        Thread-safe: concurrent first uses wait for one load, and none sees the backend before it is
+        seeded (``manual_seed``) and given its thread count.
+        """
+        if self._ready:
             return
-        self.load()
-        self._check_kernel_names()
-        self._from_native = {}
-        for ldt, ndt in self.dtypes.items():
-            self._from_native.setdefault(ndt, ldt)
-        devices = {t: self.make_device(t) for t in self.device_types}
-        floats = frozenset(n for d, n in self.dtypes.items() if d.kind in "fc")
-        reals = frozenset(n for d, n in self.dtypes.items() if d.kind == "f")
-        for dev in devices.values():
-            dev.array_type = self.array_types[0] if self.array_types else None
-            dev.float_natives = floats
-            dev.real_natives = reals
-        self._devices = devices
-        seed_new_backend(self)
-        threads_new_backend(self)
+        with _LOAD_LOCK:
+            if self._devices is not None:  # loaded by another thread, or re-entered while seeding
+                return
+            self.load()
+            self._check_kernel_names()
+            self._from_native = {}
+            for ldt, ndt in self.dtypes.items():
+                self._from_native.setdefault(ndt, ldt)
+            devices = {t: self.make_device(t) for t in self.device_types}
+            floats = frozenset(n for d, n in self.dtypes.items() if d.kind in "fc")
+            reals = frozenset(n for d, n in self.dtypes.items() if d.kind == "f")
+            for dev in devices.values():
+                dev.array_type = self.array_types[0] if self.array_types else None
+                dev.float_natives = floats
+                dev.real_natives = reals
+            self._devices = devices
+            seed_new_backend(self)
+            threads_new_backend(self)
+            self._ready = True
 
     def _check_kernel_names(self) -> None:
         """Warn about kernels registered under names the core never calls (a typo would do nothing)."""
@@ -251,6 +263,23 @@ class Backend:
         host = numpy.frombuffer(data, dtype=numpy.dtype(dtype.name).newbyteorder("<")).reshape(shape)
         return self.asarray(host.astype(dtype.name), dtype, device, copy=True)
 
+    def from_reader(
+        self, read_into: Callable[[memoryview], None], dtype: DType, shape: tuple[int, ...], device: Device
+    ) -> Any:
+        """An array of ``dtype`` and ``shape`` whose little-endian C-order bytes ``read_into`` writes.
+
+        ``read_into(view)`` must fill the whole writable byte view. The default reads into a NumPy
+        host buffer that becomes the array where the library takes host memory without a copy (NumPy),
+        so a checkpoint loads with no second copy of its tensors; backends may override it.
+        """
+        numpy = importlib.import_module("numpy")
+        host = numpy.empty(shape, dtype=numpy.dtype(dtype.name).newbyteorder("<"))
+        if host.nbytes:
+            read_into(memoryview(host.reshape(-1)).cast("B"))
+        if host.dtype.byteorder == ">" or not host.dtype.isnative:
+            host = host.astype(dtype.name)
+        return self.asarray(host, dtype, device)
+
     def from_foreign(self, array: Any, source: Backend, device: Device) -> Any:
         """Bring an array of another backend onto ``device`` (DLPack when both sides allow it)."""
         try:
@@ -261,7 +290,20 @@ class Backend:
     #: ``inplace(op, target, other, alpha) -> bool`` writes ``target op= other * alpha`` into
     #: ``target``'s own memory (``op``: add, subtract, multiply, divide, copy) and says whether it
     #: did; None for libraries with immutable arrays, whose tensors rebind to a new array instead.
-    inplace: Callable[[str, Any, Any, Any], bool] | None = None
+    inplace: Callable[..., bool] | None = None
+
+    #: whether :meth:`view_of` can ever say True (mutable arrays with memory views, as NumPy's). Then
+    #: ``inplace`` must also take ``into_view=True``: write into a memory view of another array.
+    views_alias: bool = False
+
+    def view_of(self, view: Any, base: Any) -> bool:
+        """Whether ``view``'s elements are ``base``'s own memory (a write into one lands in the other).
+
+        The core asks after taking a view (a slice, transpose, reshape) of a tensor: where True, writes
+        through the view go straight into memory; elsewhere the core scatters the written values into
+        the base's array (always right, one copy of the base). Only read where ``views_alias`` is True.
+        """
+        return False
 
     def move(self, array: Any, source: Device, device: Device) -> Any:
         """Move an array between two devices of this backend (a no-op for unified memory)."""
@@ -291,6 +333,10 @@ class Backend:
         """
 
     # -- random numbers ----------------------------------------------------------------------
+    #: ``manual_seed(s)`` passes ``s`` itself to :meth:`seed` (a generator that reproduces PyTorch's, which
+    #: must see PyTorch's seed), instead of a seed derived from ``s`` and the backend's name
+    exact_seed: bool = False
+
     def seed(self, seed: int) -> None:
         """Reset this backend's random state from ``seed``."""
         raise NotImplementedError(f"backend {self.name!r} has no random number support")
@@ -314,6 +360,34 @@ class Backend:
     def random_integers(self, low: int, high: int, shape: tuple[int, ...], dtype: DType, device: Device) -> Any:
         """Integers drawn uniformly from [low, high)."""
         raise NotImplementedError(f"backend {self.name!r} has no random number support")
+
+    # Optional: draws with their affine transform inside, so a backend can do the arithmetic in the order
+    # its reference does (the numpy backend reproduces PyTorch's CPU numbers, where a fused multiply-add
+    # and float32 parameters make the difference). The defaults compose the three hooks above, so a backend
+    # written before these existed keeps working unchanged.
+    def random_uniform_range(
+        self, shape: tuple[int, ...], dtype: DType, device: Device, low: float, high: float
+    ) -> Any:
+        """Uniform samples in [low, high) (``Tensor.uniform_(low, high)``)."""
+        u = self.random_uniform(shape, dtype, device)
+        if (low, high) == (0.0, 1.0):
+            return u
+        xp = device.xp
+        return xp.add(xp.multiply(u, high - low), low)
+
+    def random_normal_scaled(
+        self, shape: tuple[int, ...], dtype: DType, device: Device, mean: float, std: float
+    ) -> Any:
+        """Samples of N(mean, std**2) (``Tensor.normal_(mean, std)``)."""
+        z = self.random_normal(shape, dtype, device)
+        if (mean, std) == (0.0, 1.0):
+            return z
+        xp = device.xp
+        return xp.add(xp.multiply(z, std), mean)
+
+    def random_permutation(self, n: int, dtype: DType, device: Device) -> Any | None:
+        """A random permutation of ``range(n)`` as ``dtype``, or None to let the core sort uniforms."""
+        return None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

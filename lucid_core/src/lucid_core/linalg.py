@@ -23,6 +23,7 @@ from .ops.elementwise import abs as abs_
 from .ops.elementwise import conj, where
 from .ops.manipulation import astype, broadcast_to, expand_dims, matrix_transpose
 from .ops.products import matmul, outer, tensordot, vecdot
+from .ops.reduction import ACCUMULATE, widened
 from .ops.reduction import max as max_
 from .ops.reduction import min as min_
 from .ops.reduction import sum as sum_
@@ -169,7 +170,10 @@ class Det(Function):
         (x,) = ctx.inputs
         d = ctx.output()
         scale = gy * conj(d) if d.dtype.kind == "c" else gy * d
-        return _col(_col(scale)) * _mH(inv(x))
+        # a singular matrix gets gradient 0, as PyTorch's gives (d * inv(x) with d == 0), without inverting it
+        singular = _col(_col(d == 0))
+        safe = where(singular, _eye(x.shape[-1], x), x)
+        return _col(_col(scale)) * _mH(inv(safe))
 
 
 def det(x: Tensor, /) -> Tensor:
@@ -627,6 +631,36 @@ class _Norm2(Function):
         return where(yy == 0, 0.0, gg / safe) * x, None, None
 
 
+class _PNorm(Function):
+    """``sum(|x| ** p) ** (1 / p)`` for a finite ``p`` other than 0, 1 and 2, with PyTorch's gradient at zeros.
+
+    The gradient is ``sgn(x) |x|**(p-1) * gy / norm**(p-1)``: 0 for a zero vector, and for p < 1 also 0 at
+    each zero element (where ``|x|**(p-1)`` is infinite), instead of the NaN the composed formula gives.
+    """
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims, p):
+        xp = ctx.xp
+        return xp.pow(xp.sum(xp.pow(xp.abs(x), p), axis=axes, keepdims=keepdims), 1.0 / p)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, axes, keepdims, p = ctx.inputs
+        shape = x.shape
+        norm = expand_reduced(ctx.output(), shape, axes, keepdims)
+        gg = expand_reduced(gy, shape, axes, keepdims)
+        a = abs_(x)
+        sgn = where(a == 0, 0.0, x / where(a == 0, 1.0, a))  # x / |x| (complex too), 0 at 0
+        if p < 1:
+            scaled = where(a == 0, 0.0, where(a == 0, 1.0, a) ** (p - 1))
+            return sgn * scaled * gg * norm ** (1 - p), None, None, None
+        zero = norm == 0
+        scale = where(zero, 0.0, gg / where(zero, 1.0, norm) ** (p - 1))
+        return sgn * a ** (p - 1) * scale, None, None, None
+
+
 def vector_norm(
     x: Tensor,
     /,
@@ -640,6 +674,8 @@ def vector_norm(
     if not isinstance(x, Tensor) or x.dtype.kind not in "fc":
         raise TypeError(f"linalg.vector_norm: expected a floating-point Tensor, got {getattr(x, 'dtype', x)!r}")
     axes = normalize_axes(axis, x.ndim, "linalg.vector_norm")
+    if x.dtype in ACCUMULATE:
+        return widened(vector_norm, x, axis=axis, keepdims=keepdims, ord=ord)
     if ord == 2:
         return _Norm2.apply(x, axes, builtins.bool(keepdims))
     a = abs_(x)
@@ -651,7 +687,7 @@ def vector_norm(
         return sum_(astype(a != 0, a.dtype), axis=axes, keepdims=keepdims)
     if ord == 1:
         return sum_(a, axis=axes, keepdims=keepdims)
-    return sum_(a**ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
+    return _PNorm.apply(x, axes, builtins.bool(keepdims), float(ord))
 
 
 def matrix_norm(

@@ -2,7 +2,7 @@
 
 from ._collate import default_collate
 from ._split import random_split
-from ._workers import WorkerInfo, get_worker_info
+from ._workers import WorkerError, WorkerInfo, get_worker_info
 from .dataloader import DataLoader
 from .dataset import ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset
 from .sampler import (
@@ -38,4 +38,5 @@ __all__ = [
     "default_collate",
     "get_worker_info",
     "WorkerInfo",
+    "WorkerError",
 ]

@@ -10,6 +10,7 @@ processes pass pickles through a pipe each, with tensors' bytes in shared memory
 from __future__ import annotations
 
 import atexit
+import importlib
 import itertools
 import multiprocessing
 import os
@@ -30,14 +31,14 @@ from typing import Any
 
 import lucid_core as lc
 
-from . import _shm  # noqa: F401 - registers the tensor reducer used by process workers
+from . import _shm  # also registers the tensor reducer used by process workers
 from ._collate import default_collate
 from .dataset import ConcatDataset, StackDataset, Subset, TensorDataset, normalize_index
 
 #: A DataLoader's ``multiprocessing_context``: None (the default start method), a start method's name, or a context.
 MPContext = str | multiprocessing.context.BaseContext | None
 
-__all__ = ["WorkerInfo", "get_worker_info"]
+__all__ = ["WorkerError", "WorkerInfo", "get_worker_info"]
 
 WORKER_NAME_PREFIX = "lucid_data_worker"
 WORKER_TYPES = ("process", "thread")
@@ -113,41 +114,101 @@ def evaluate_dataset_tensors(dataset: Any) -> None:
         evaluated(dataset)
 
 
+class WorkerError(RuntimeError):
+    """A DataLoader worker's exception whose type cannot be rebuilt in the main process.
+
+    Raised instead of the original when its class cannot be found here (a class local to a function, sent
+    from a process) or does not take a single message (``UnicodeDecodeError``); the message is the same
+    block as for any worker exception: ``Caught <type> in DataLoader worker ...`` and the worker's traceback.
+
+    Attributes:
+        type_name: the qualified name of the original exception's type.
+    """
+
+    def __init__(self, message: str, type_name: str = "") -> None:
+        super().__init__(message)
+        self.type_name = type_name
+
+
+class _ReadableMessage(str):
+    """A ``KeyError`` shows ``repr`` of its argument, which would print the traceback on one line with
+    ``\\n`` escapes; this message's ``repr`` is itself (PyTorch does the same)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _find_type(module: str, qualname: str) -> type[BaseException] | None:
+    """The exception class named ``module.qualname`` here, as unpickling would find it, or None."""
+    if "<locals>" in qualname:
+        return None
+    if module == "__mp_main__":  # a spawned worker's name for the main script
+        module = "__main__"
+    try:
+        found: Any = sys.modules.get(module) or importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except Exception:  # noqa: BLE001 - not importable here: reported as WorkerError
+        return None
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
+
+
 class Failure:
-    """An exception raised while loading, and what was being loaded, on its way to the main process."""
+    """An exception raised while loading, and what was being loaded, on its way to the main process.
+
+    Only text and the exception's class cross (the exception itself may not pickle and holds the worker's
+    frames): the class by name from a process, the traceback formatted where it was raised.
+
+    Args:
+        exc: the exception.
+        where: what the worker was doing, completing "Caught ValueError in DataLoader worker process 0 ...":
+            ``"while loading dataset index 13"``, ``"in collate_fn for dataset indices [0, 1]"``.
+    """
 
     def __init__(self, exc: BaseException, where: str) -> None:
-        self.exc: BaseException | None = exc
-        self.exc_type: type[BaseException] | None = type(exc)
-        self.type_name = type(exc).__name__
-        self.message = str(exc)
+        cls = type(exc)
+        self.exc_type: type[BaseException] | None = cls
+        self.type_module, self.type_qualname = cls.__module__, cls.__qualname__
+        self.type_name = cls.__name__
         self.where = where
         self.origin = "a DataLoader worker"
-        self.traceback: str | None = None
+        self.traceback = "".join(traceback.format_exception(cls, exc, exc.__traceback__)).rstrip()
 
     def portable(self, origin: str) -> Failure:
-        """Ready for pickling: the traceback as text, the exception type only if it pickles by reference."""
-        if self.exc is not None:
-            self.traceback = "".join(traceback.format_exception(type(self.exc), self.exc, self.exc.__traceback__))
-        try:
-            pickle.dumps(self.exc_type)
-        except Exception:  # noqa: BLE001 - a local class: re-raised as RuntimeError naming it
-            self.exc_type = None
-        self.exc, self.origin = None, origin
+        """Ready for pickling to the main process, which finds the class again by its name."""
+        self.exc_type, self.origin = None, origin
         return self
 
-    def reraise(self) -> None:
-        """Raise it in the caller: the same type where possible, naming the worker and the sample."""
-        msg = f"{self.message} [raised in {self.origin} while loading {self.where}]"
-        if self.traceback:
-            msg += f"\n\nTraceback in the worker:\n{self.traceback}"
-        try:
-            new = self.exc_type(msg) if self.exc_type is not None else None
-        except Exception:  # noqa: BLE001 - a constructor taking other arguments
-            new = None
+    def message(self) -> str:
+        """One block, as PyTorch prints it: ``Caught <type> in <worker> <where>.``, then the worker's traceback."""
+        return f"Caught {self.type_name} in {self.origin} {self.where}.\nOriginal {self.traceback}"
+
+    def exception(self) -> BaseException:
+        """The exception to raise in the caller: the original type where it can be rebuilt, else WorkerError."""
+        msg = self.message()
+        cls = self.exc_type or _find_type(self.type_module, self.type_qualname)
+        new = None
+        if cls is not None:
+            try:
+                new = cls(_ReadableMessage(msg) if issubclass(cls, KeyError) else msg)
+            except Exception:  # noqa: BLE001 - a constructor taking other arguments
+                new = None
+        qualified = f"{self.type_module}.{self.type_qualname}"
         if not isinstance(new, BaseException):
-            new = RuntimeError(f"{self.type_name}: {msg}")
-        raise new from self.exc
+            return WorkerError(msg, qualified)
+        try:
+            shown = str(new)
+        except Exception:  # noqa: BLE001 - a __str__ reading attributes its constructor did not set
+            shown = ""
+        if msg not in shown:  # a __str__ of its own hides the message: keep it readable in a note
+            if not hasattr(new, "add_note"):  # Python 3.10
+                return WorkerError(msg, qualified)
+            new.add_note(msg)
+        return new
+
+    def reraise(self) -> None:
+        """Raise :meth:`exception` in the caller (not chained: the worker's traceback is in the message)."""
+        raise self.exception() from None
 
 
 class _TracedError(Exception):
@@ -226,22 +287,22 @@ class Fetcher:
             try:
                 return self.fetch(key)
             except Exception as e:
-                raise _TracedError(Failure(e, f"dataset index {key}")) from e
+                raise _TracedError(Failure(e, f"while loading dataset index {key}")) from e
         if self._gather is not None:
             try:
                 return self._gather(key)
             except Exception as e:
-                raise _TracedError(Failure(e, f"the batch of dataset indices {key}")) from e
+                raise _TracedError(Failure(e, f"while loading the batch of dataset indices {key}")) from e
         samples = []
         for i in key:
             try:
                 samples.append(self.dataset[i])
             except Exception as e:
-                raise _TracedError(Failure(e, f"dataset index {i}")) from e
+                raise _TracedError(Failure(e, f"while loading dataset index {i}")) from e
         try:
             return self.collate_fn(samples)
         except Exception as e:
-            raise _TracedError(Failure(e, f"collate_fn for dataset indices {key}")) from e
+            raise _TracedError(Failure(e, f"in collate_fn for dataset indices {key}")) from e
 
     def iterable_batches(self) -> Iterator[Any]:
         """The batches of an iterable dataset, read from a new iterator of it."""
@@ -275,7 +336,7 @@ def _worker_loop(
         try:
             worker_init_fn(worker_id)
         except Exception as e:  # noqa: BLE001 - reported for every task this worker gets
-            init_failure = Failure(e, f"worker_init_fn({worker_id}), before any sample")
+            init_failure = Failure(e, f"in worker_init_fn({worker_id}), before loading any sample")
     epoch, batches, count = None, iter(()), 0
     while True:
         msg = recv()
@@ -295,7 +356,7 @@ def _worker_loop(
                     send((task, task_epoch, "stop", None))
                     continue
                 except Exception as e:
-                    raise _TracedError(Failure(e, f"batch {count} of the iterable dataset")) from e
+                    raise _TracedError(Failure(e, f"while loading batch {count} of the iterable dataset")) from e
                 count += 1
             else:
                 batch = fetcher.fetch_traced(key)
@@ -329,7 +390,7 @@ def _thread_main(
             try:
                 payload = evaluated(payload)
             except Exception as e:  # noqa: BLE001 - a lazy op failing when computed
-                kind, payload = "error", Failure(e, "the batch (computing its lazy tensors)")
+                kind, payload = "error", Failure(e, "while computing the lazy tensors of its batch")
         if kind == "error":
             payload.origin = f"DataLoader worker thread {worker_id}"
         outbox.put((task, epoch, kind, payload))
@@ -392,19 +453,31 @@ class _ThreadWorkers:
             raise RuntimeError(msg[3])
         return msg
 
-    def close(self, wait: bool = True) -> None:
-        """Stop the threads; join them unless ``wait`` is false (one may be stuck in a sample: after a timeout)."""
+    def close(self, grace: float) -> None:
+        """Stop the threads: each finishes its sample and exits; wait ``grace`` seconds for them in all.
+
+        A thread cannot be killed: one still inside a sample after that is abandoned (it is a daemon, so
+        it does not keep the program alive); it exits after its sample and what it loaded is discarded.
+        """
         self._stop.set()
         for inbox in self._inboxes:
             inbox.put(None)
         me = threading.current_thread()
+        deadline = time.monotonic() + grace
         for t in self._threads:
-            if wait and t is not me:  # garbage collection may run in a worker thread; it cannot join itself
-                t.join()
+            if t is not me:  # garbage collection may run in a worker thread; it cannot join itself
+                t.join(max(0.0, deadline - time.monotonic()))
+        for t in self._threads:
+            if t.is_alive() and t is not me:
+                t.name += "_abandoned"  # shows in threading.enumerate() until its sample returns
         self._threads = []
 
 
 # -- process workers ---------------------------------------------------------------------------------
+#: seconds a terminated worker process has to exit before it is killed
+_TERMINATE_GRACE_S = 0.5
+
+
 def default_start_method() -> str:
     """``fork`` on Linux (PyTorch's default there), ``spawn`` on macOS and Windows; ``forkserver`` once MLX is loaded.
 
@@ -482,6 +555,8 @@ def _process_main(
         numpy.random.seed(seed % 2**32)
     lc.set_default_device(default_device)
     parent = multiprocessing.parent_process()
+    if parent is not None:
+        _shm.set_owner(parent.pid)  # name this worker's segments after its loader's process
     watch = [conn] if parent is None else [conn, parent.sentinel]
     origin = f"DataLoader worker process {worker_id} (pid {os.getpid()})"
 
@@ -501,12 +576,14 @@ def _process_main(
         task, epoch, kind, payload = msg
         if kind == "error":
             payload = payload.portable(origin)
-        try:
-            # ForkingPickler: tensors go through shared memory (see _shm)
-            data = ForkingPickler.dumps((task, epoch, kind, payload), pickle.HIGHEST_PROTOCOL)
-        except Exception as e:  # noqa: BLE001 - an unpicklable batch: say so instead of dying
-            failure = Failure(e, "the batch (sending it to the main process failed; is it picklable?)")
-            data = ForkingPickler.dumps((task, epoch, "error", failure.portable(origin)))
+        with _shm.recording() as segments:
+            try:
+                # ForkingPickler: tensors go through shared memory (see _shm)
+                data = ForkingPickler.dumps((task, epoch, kind, payload), pickle.HIGHEST_PROTOCOL)
+            except Exception as e:  # noqa: BLE001 - an unpicklable batch: say so instead of dying
+                _shm.unlink_segments(segments)  # made for the tensors pickled before the failure
+                failure = Failure(e, "while sending its batch to the main process (is it picklable?)")
+                data = ForkingPickler.dumps((task, epoch, "error", failure.portable(origin)))
         conn.send_bytes(data)
 
     try:
@@ -542,6 +619,9 @@ class _ProcessWorkers:
         self._conns: list[connection.Connection] = []
         self._closed = False
         self._stop = ctx.Event()
+        # the dataset's tensors go to each worker in segments it unlinks once read; one that dies first
+        # leaves them to us
+        self._start_segments: list[str] = []
         device = str(lc.get_default_device())
         for i in range(num_workers):
             mine, theirs = ctx.Pipe(duplex=True)
@@ -552,11 +632,15 @@ class _ProcessWorkers:
                 daemon=True,
             )
             try:
-                p.start()
+                with _shm.recording() as segments:
+                    try:
+                        p.start()
+                    finally:
+                        self._start_segments += segments
             except Exception as e:
                 mine.close()
                 theirs.close()
-                self.close()
+                self.close(0.0)
                 if isinstance(e, (pickle.PicklingError, TypeError, AttributeError)):
                     raise TypeError(
                         f"DataLoader: process workers ({ctx.get_start_method()}) need a picklable dataset, "
@@ -605,10 +689,13 @@ class _ProcessWorkers:
             self._raise_if_dead()
         return None
 
-    def close(self, wait: bool = True) -> None:
+    def close(self, grace: float) -> None:
         """Ask every worker to stop, read what they still send (unlinking its shared memory), end them.
 
-        Each gets two seconds to finish its sample (none with ``wait=False``), then it is terminated."""
+        They get ``grace`` seconds in all to finish their samples and exit; then the survivors are
+        terminated, and killed if they are still there half a second later. Segments that no one will
+        read (a worker stopped while sending, or killed holding some) are unlinked by name.
+        """
         if self._closed:
             return
         self._closed = True
@@ -618,31 +705,54 @@ class _ProcessWorkers:
                 conn.send(None)
             except (OSError, ValueError):
                 pass
-        deadline = time.monotonic() + (2.0 if wait else 0.0)  # after a timeout, one may be stuck in a sample
+        deadline = time.monotonic() + grace
         while any(p.is_alive() for p in self.processes) and time.monotonic() < deadline:
-            self._drain(0.05)
-        self._drain(0)
+            self._drain(min(0.05, max(0.0, deadline - time.monotonic())))
         for p in self.processes:
             if p.is_alive():
                 p.terminate()
+        deadline = time.monotonic() + _TERMINATE_GRACE_S
         for p in self.processes:
-            p.join(timeout=2.0)
+            p.join(max(0.0, deadline - time.monotonic()))
+        for p in self.processes:
             if p.is_alive():
                 p.kill()
-                p.join()
+                p.join(_TERMINATE_GRACE_S)  # still there (stuck in the kernel): not waited for any longer
+        self._drain(0)  # what they sent before they ended
         for conn in self._conns:
             conn.close()
         self._conns = []
+        owner = os.getpid()
+        for p in self.processes:
+            if p.pid is not None and not p.is_alive():
+                _shm.remove_segments(owner, p.pid)
+        _shm.unlink_segments(self._start_segments)
 
     def _drain(self, timeout: float) -> None:
-        for conn in connection.wait(self._conns, timeout):
-            try:
-                pickle.loads(conn.recv_bytes())  # rebuilding a tensor unlinks its segment
-            except Exception:  # noqa: BLE001 - a dead worker's pipe, or a backend gone at interpreter exit
-                pass
+        """Read and drop every message waiting (rebuilding a tensor unlinks its segment); ``timeout``: for the first."""
+        conns = list(self._conns)
+        ready = connection.wait(conns, timeout)
+        while ready:
+            for conn in ready:
+                try:
+                    pickle.loads(conn.recv_bytes())
+                except Exception:  # noqa: BLE001 - a dead worker's pipe, or a backend gone at interpreter exit
+                    conns.remove(conn)
+            ready = connection.wait(conns, 0) if conns else []
 
 
 # -- the main side ------------------------------------------------------------------------------------
+#: seconds that closing a loader's iterator (``break``, an exception, garbage collection) gives its
+#: workers to finish the samples they are in, when the loader has no shorter ``timeout``
+CLOSE_GRACE_S = 1.0
+
+
+def close_grace(timeout: float) -> float:
+    """How long closing waits for workers still in a sample: the loader's ``timeout`` (if set) or
+    :data:`CLOSE_GRACE_S`, whichever is shorter. A stuck process is then terminated; a stuck thread abandoned."""
+    return min(timeout, CLOSE_GRACE_S) if timeout > 0 else CLOSE_GRACE_S
+
+
 _open_iterators: weakref.WeakSet[WorkerIterator] = weakref.WeakSet()
 
 
@@ -658,7 +768,9 @@ class WorkerIterator:
     """Iterates one epoch over the workers' results, in task order; with ``persistent`` it is reused.
 
     ``close()`` (also called at exhaustion unless persistent, on an error and when the iterator is garbage
-    collected) stops the workers: threads are joined, processes end and leave no shared memory behind.
+    collected, so on ``break``) stops the workers without waiting for a stuck one longer than the grace
+    (:func:`close_grace`): processes are terminated, then killed, and leave no shared memory behind;
+    threads still in a sample are abandoned (daemons that exit after it; what they load is discarded).
     """
 
     def __init__(
@@ -685,6 +797,7 @@ class WorkerIterator:
         self._depth = num_workers * prefetch_factor
         self._iterable = iterable
         self._timeout = timeout
+        self._grace = close_grace(timeout)
         self._persistent = persistent
         self._epoch = -1
         self._keys: Iterator[Any] = iter(())
@@ -773,12 +886,13 @@ class WorkerIterator:
             raise
 
     def close(self, wait: bool = True) -> None:
-        """Stop the workers (threads joined, processes ended); further ``next`` raises StopIteration."""
+        """Stop the workers, giving them :func:`close_grace` seconds (none unless ``wait``) to finish their
+        samples; further ``next`` raises StopIteration."""
         if getattr(self, "_closed", True):
             return
         self._closed = True
         self._owner, self._results = {}, {}
-        self._workers.close(wait)
+        self._workers.close(self._grace if wait else 0.0)
 
     def __del__(self) -> None:
         try:

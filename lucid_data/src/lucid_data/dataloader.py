@@ -32,8 +32,10 @@ class DataLoader:
         num_workers: with ``> 0``, that many workers load the next batches while the caller computes. The
             batches and their order are those of ``num_workers=0`` (an iterable dataset is the exception: each
             worker iterates its own copy, see ``get_worker_info``). A worker's exception is raised again here
-            with its type, the failing dataset index and (for a process) its traceback. A process worker
-            runs Lucid's kernels on one thread (``lucid_core.set_num_threads(1)``, as PyTorch's workers do).
+            with its type (``WorkerError``, a ``RuntimeError``, when the type cannot be rebuilt) and PyTorch's
+            message: ``Caught ValueError in DataLoader worker process 0 (pid ...) while loading dataset index
+            13.`` and the worker's traceback. A process worker runs Lucid's kernels on one thread
+            (``lucid_core.set_num_threads(1)``, as PyTorch's workers do).
         prefetch_factor: batches loaded ahead per worker (at most ``num_workers * prefetch_factor`` in flight);
             default 2.
         worker_type: ``"process"`` (the default, as in PyTorch: pure-Python decoding and augmenting run on
@@ -45,7 +47,10 @@ class DataLoader:
             by default, it is unsafe once threads run). Except with ``fork``, the dataset, ``collate_fn`` and
             ``worker_init_fn`` are pickled to each worker (tensors through shared memory).
         persistent_workers: keep the workers between epochs instead of starting them at every ``iter``.
-        timeout: seconds to wait for a batch before raising (``0``: wait as long as it takes).
+        timeout: seconds to wait for a batch before raising (``0``: wait as long as it takes). Leaving an
+            epoch early (``break``, an exception, dropping the iterator) waits at most this long (and at most
+            one second) for workers still in a sample: a process is then terminated (killed if it ignores
+            that), a thread, which cannot be stopped, is abandoned as a daemon and its result discarded.
         pin_memory: accepted for PyTorch code; a no-op (host memory is all there is on CPU and unified-memory
             devices; batches are made on their device directly).
     """

@@ -8,7 +8,15 @@ This package imports only lucid_core; the plugins import their transport when a 
 
 from __future__ import annotations
 
-from ._communicator import Communicator, CommunicatorTimeoutError, FlatGradients, ReduceOp, Work, write_into
+from ._communicator import (
+    CollectiveMismatchError,
+    Communicator,
+    CommunicatorTimeoutError,
+    FlatGradients,
+    ReduceOp,
+    Work,
+    write_into,
+)
 from ._ddp import DistributedDataParallel
 from ._group import (
     all_gather,
@@ -41,5 +49,5 @@ __all__ = [
     "ReduceOp", "Work", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor",
     "send", "recv", "isend", "irecv", "all_gather_object", "broadcast_object_list",
     "DistributedDataParallel", "Communicator", "CommunicatorTimeoutError", "write_into",
-    "FlatGradients",
+    "FlatGradients", "CollectiveMismatchError",
 ]  # fmt: skip

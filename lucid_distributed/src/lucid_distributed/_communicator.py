@@ -8,7 +8,10 @@ unless the caller asked for ``async_op=True``.
 
 from __future__ import annotations
 
-__all__ = ["Communicator", "ReduceOp", "Work", "write_into", "CommunicatorTimeoutError", "FlatGradients"]
+__all__ = [
+    "Communicator", "ReduceOp", "Work", "write_into", "CommunicatorTimeoutError", "CollectiveMismatchError",
+    "FlatGradients",
+]  # fmt: skip
 
 import enum
 import os
@@ -34,6 +37,11 @@ class ReduceOp(enum.Enum):
 
 class CommunicatorTimeoutError(RuntimeError):
     """A collective did not complete within the process group's timeout (a rank stopped or diverged)."""
+
+
+class CollectiveMismatchError(RuntimeError):
+    """The ranks called a collective with different tensors (shape, dtype), ops or sources, or called
+    different collectives; every rank raises it, and no data moved."""
 
 
 class Work:
@@ -196,6 +204,22 @@ class Communicator:
         base class always concatenates.
         """
         return FlatGradients(params)
+
+    def gather_signatures(self, signature: Sequence[int], describe: str) -> list[tuple[int, ...]]:
+        """Every rank's ``signature`` (a fixed number of integers), in rank order, within the group's timeout.
+
+        The process group calls this before a collective to check that the ranks agree on it. This
+        generic version all-gathers an int64 tensor; a communicator may override it with something
+        cheaper (the MPI one all-gathers a NumPy buffer). ``describe`` names the collective in a timeout.
+        """
+        n = len(signature)
+        mine = lucid_core.asarray(list(signature), dtype=lucid_core.int64, device=self.device)
+        out = lucid_core.zeros((self.world_size * n,), dtype=lucid_core.int64, device=self.device)
+        work = self.all_gather_into_tensor(out, mine)
+        work.describe, work.timeout = describe, self.timeout
+        work.wait()
+        flat = [int(v) for v in out.tolist()]
+        return [tuple(flat[r * n : (r + 1) * n]) for r in range(self.world_size)]
 
     def all_reduce(self, t: Tensor, op: ReduceOp) -> Work:
         """Combine ``t`` across ranks with ``op``; every rank ends with the result in ``t``."""

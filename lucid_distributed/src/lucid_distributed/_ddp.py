@@ -21,6 +21,7 @@ from __future__ import annotations
 
 __all__ = ["DistributedDataParallel"]
 
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -49,8 +50,10 @@ class DistributedDataParallel:
     """Wrap ``module`` so that ``loss.backward()`` leaves every rank with the ranks' average gradient.
 
     At construction rank 0's parameters and buffers are broadcast to every rank (so ranks start
-    equal) after checking that all ranks hold the same model (names, shapes, dtypes; a clear error
-    otherwise). Call the wrapper as the module; use :meth:`no_sync` to accumulate gradients locally
+    equal) after checking that all ranks hold the same model (count, names, shapes, dtypes and
+    ``requires_grad`` of parameters and buffers; every rank raises the same ``ValueError`` naming the
+    first difference otherwise). That check is why DDP's own collectives skip the per-call one.
+    Call the wrapper as the module; use :meth:`no_sync` to accumulate gradients locally
     over several micro-batches. With ``find_unused_parameters=True`` parameters that the forward did
     not use are found from the output's graph and do not hold up the reduction; parameters unused on
     every rank keep their ``.grad`` untouched. ``broadcast_buffers`` re-broadcasts rank 0's buffers
@@ -114,37 +117,49 @@ class DistributedDataParallel:
         self._handles = [p.register_post_accumulate_grad_hook(self._on_grad) for _, p in self._named]
 
     # -- construction ----------------------------------------------------------------------------
-    def _signature(self) -> list[tuple[str, str, tuple[int, ...], str]]:
-        sig = [("parameter", n, tuple(p.shape), p.dtype.name) for n, p in self.module.named_parameters()]
-        sig += [("buffer", n, tuple(b.shape), b.dtype.name) for n, b in self.module.named_buffers()]
+    def _signature(self, buffers_only: bool = False) -> list[tuple[str, str, tuple[int, ...], str, bool]]:
+        sig = [] if buffers_only else [
+            ("parameter", n, tuple(p.shape), p.dtype.name, bool(p.requires_grad))
+            for n, p in self.module.named_parameters()
+        ]  # fmt: skip
+        sig += [("buffer", n, tuple(b.shape), b.dtype.name, False) for n, b in self.module.named_buffers()]
         return sig
 
-    def _check_same_model(self) -> None:
+    def _check_same_model(self, buffers_only: bool = False) -> None:
         """Every rank must wrap the same architecture; otherwise every rank raises the same error."""
-        mine = self._signature()
+        mine = self._signature(buffers_only)
         everyone: list[Any] = [None] * self.world_size
         _group.all_gather_object(everyone, mine, self.process_group)
         ref = everyone[0]
-        for rank, sig in enumerate(everyone):
-            if sig == ref:
-                continue
-            detail = f"rank 0 has {len(ref)} parameters and buffers, rank {rank} has {len(sig)}"
-            for a, b in zip(ref, sig):
-                if a != b:
-                    detail = (
-                        f"first difference: rank 0 has {a[0]} {a[1]!r} of shape {a[2]} {a[3]}, rank {rank} "
-                        f"has {b[0]} {b[1]!r} of shape {b[2]} {b[3]}"
-                    )
-                    break
-            raise ValueError(
-                f"DistributedDataParallel: the ranks hold different models ({detail}); every rank "
-                "must build the same model before wrapping it"
-            )
+        differ = [r for r, sig in enumerate(everyone) if sig != ref]
+        if not differ:
+            return
+        rank, sig = differ[0], everyone[differ[0]]
+        detail = _first_difference(ref, sig, rank)
+        others = f"; ranks {', '.join(map(str, differ[1:]))} also differ from rank 0" if differ[1:] else ""
+        advice = (
+            "a buffer changed on some rank after DistributedDataParallel was built, but rank 0's buffers are "
+            "broadcast at every forward, so every rank's must keep their shapes and dtypes"
+            if buffers_only
+            else "every rank must build the same model (and set requires_grad alike) before wrapping it"
+        )
+        raise ValueError(f"DistributedDataParallel: the ranks hold different models ({detail}{others}); {advice}")
+
+    def _check_same_buffers(self) -> None:
+        """Before the per-forward buffer broadcasts: one checksum of the buffers' names, shapes and dtypes
+        (a single small all-gather), and the full comparison naming the buffer only when they differ."""
+        comm = _group._group(self.process_group)
+        if not _group._state.check or comm.world_size == 1:
+            return
+        mine = zlib.crc32(repr(self._signature(buffers_only=True)).encode())
+        if len(set(comm.gather_signatures((mine,), "DistributedDataParallel buffer check"))) > 1:
+            self._check_same_model(buffers_only=True)
 
     def _sync_state(self) -> None:
         """Copy rank 0's parameters and buffers to every rank (all broadcasts in flight at once)."""
         tensors = [p for _, p in self.module.named_parameters()] + list(self.module.buffers())
-        works = [_group.broadcast(t, 0, self.process_group, async_op=True) for t in tensors]
+        # shapes agree: _check_same_model compared them, so the broadcasts skip the per-call check
+        works = [_group._broadcast(t, 0, self.process_group, True, check=False) for t in tensors]
         for w in works:
             assert w is not None
             w.wait()
@@ -184,8 +199,10 @@ class DistributedDataParallel:
                 "find_unused_parameters=True if the forward does not use every parameter, and call backward on "
                 "the output of every forward"
             )
-        if self.broadcast_buffers and self.world_size > 1:
-            for w in [_group.broadcast(b, 0, self.process_group, async_op=True) for b in self.module.buffers()]:
+        buffers = list(self.module.buffers()) if self.broadcast_buffers and self.world_size > 1 else []
+        if buffers:
+            self._check_same_buffers()  # a buffer replaced after construction must not broadcast garbage
+            for w in [_group._broadcast(b, 0, self.process_group, True, check=False) for b in buffers]:
                 assert w is not None
                 w.wait()
         out = self.module(*args, **kwargs)
@@ -244,7 +261,8 @@ class DistributedDataParallel:
         with lucid_core.no_grad():
             for i, p in enumerate(b.params):
                 b.buffer.put(i, p.grad)
-        b.work = _group.all_reduce(b.buffer.flat(), ReduceOp.AVG, self.process_group, async_op=True)
+        # every rank's buckets have the same sizes (same model, checked at construction): no per-call check
+        b.work = _group._all_reduce(b.buffer.flat(), ReduceOp.AVG, self.process_group, True, check=False)
 
     def _finish(self) -> None:
         """Wait for every bucket and put the averaged gradients into ``.grad`` (and step, if asked)."""
@@ -253,7 +271,7 @@ class DistributedDataParallel:
         if self.find_unused_parameters:
             flags = [1 if id(p) in self._used else 0 for _, p in self._named]
             used = lucid_core.asarray(flags, dtype=lucid_core.int32, device=_group._group(self.process_group).device)
-            _group.all_reduce(used, ReduceOp.MAX, self.process_group)
+            _group._all_reduce(used, ReduceOp.MAX, self.process_group, False, check=False)
             used_everywhere = {id(p) for (_, p), u in zip(self._named, used.tolist()) if u}
         self._stepped = {}
         if self._optimizer is not None:  # looked up every time: load_state_dict may replace the group dicts
@@ -392,6 +410,25 @@ class DistributedDataParallel:
 
     def __repr__(self) -> str:
         return f"DistributedDataParallel({self.module!r})"
+
+
+def _describe_entry(e: tuple[str, str, tuple[int, ...], str, bool], requires_grad: bool) -> str:
+    text = f"{e[0]} {e[1]!r} of shape {e[2]} {e[3]}"
+    return f"{text} with requires_grad={e[4]}" if requires_grad else text
+
+
+def _first_difference(ref: list[Any], sig: list[Any], rank: int) -> str:
+    """The first entry where rank ``rank``'s model differs from rank 0's, in words."""
+    for a, b in zip(ref, sig):
+        if a != b:
+            rg = a[:4] == b[:4]  # only requires_grad differs: say so
+            return f"first difference: rank 0 has {_describe_entry(a, rg)}, rank {rank} has {_describe_entry(b, rg)}"
+    longer, who, other = (sig, rank, 0) if len(sig) > len(ref) else (ref, 0, rank)
+    extra = longer[min(len(ref), len(sig))]
+    return (
+        f"rank 0 has {len(ref)} parameters and buffers, rank {rank} has {len(sig)}; first difference: rank {who} "
+        f"has {_describe_entry(extra, False)} that rank {other} does not have"
+    )
 
 
 def _leaves_reached(out: Any) -> set[int]:

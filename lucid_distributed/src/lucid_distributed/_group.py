@@ -3,6 +3,12 @@
 One default group per process (``group=`` accepts only None). Every collective writes its result
 into the tensors it is given, as ``torch.distributed`` does; ``async_op=True`` returns the
 :class:`~lucid_distributed.Work` instead of waiting for it.
+
+Before a collective moves any data the ranks agree on it: each contributes a fixed-size signature
+(which collective, the op or source, the tensor's dtype and shape) to one small all-gather, and if
+the signatures differ every rank raises :class:`~lucid_distributed.CollectiveMismatchError` naming
+the ranks and what they passed, instead of reducing garbage or hanging (MPI does not check).
+``init_process_group(check_collectives=False)`` or ``LUCID_DIST_CHECK=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -14,16 +20,20 @@ __all__ = [
     "default_timeout",
 ]  # fmt: skip
 
+import atexit
 import datetime
 import os
 import pickle
 import sys
+import zlib
+from collections.abc import Callable
 from typing import Any
 
 import lucid_core
 from lucid_core import Tensor
 
-from ._communicator import Communicator, ReduceOp, Work, write_into
+from . import _status
+from ._communicator import CollectiveMismatchError, Communicator, ReduceOp, Work, write_into
 
 #: environment variables a launcher sets, by communicator that understands them
 _LAUNCHER_ENV = {
@@ -35,6 +45,9 @@ _LAUNCHER_ENV = {
 class _State:
     comm: Communicator | None = None
     excepthook: Any = None
+    check: bool = True  # agree on every collective's signature before it starts
+    status: _status.RankStatus | None = None  # this rank's record for lucid-run, when launched by it
+    exit_hook: bool = False
 
 
 _state = _State()
@@ -63,6 +76,7 @@ def init_process_group(
     timeout: float | datetime.timedelta | None = None,
     world_size: int | None = None,
     rank: int | None = None,
+    check_collectives: bool | None = None,
     **options: Any,
 ) -> None:
     """Join this process to the job's group through communicator ``backend`` (``"mpi"``, ``"mlx"``, a plugin).
@@ -71,6 +85,8 @@ def init_process_group(
     means ``"mlx"``, and a script started alone gets the ``"local"`` group of one process. Ranks and
     the world size come from the launcher; ``world_size``/``rank`` are checked against them if given.
     An uncaught exception on any rank then aborts the whole job (so no rank waits forever).
+    ``check_collectives`` (default: on unless ``$LUCID_DIST_CHECK`` is ``0``) makes every collective
+    first check that all ranks passed the same shapes, dtypes and ops; it must be the same on every rank.
     """
     if _state.comm is not None:
         raise RuntimeError("init_process_group: the default process group is already initialized")
@@ -99,8 +115,23 @@ def init_process_group(
                 f"process with {what}={actual}"
             )
     _state.comm = comm
+    if check_collectives is None:
+        check_collectives = os.environ.get("LUCID_DIST_CHECK", "1").strip().lower() not in ("0", "false", "off", "no")
+    _state.check = bool(check_collectives)
+    folder = os.environ.get(_status.RUN_DIR_ENV)
+    _state.status = _status.RankStatus(folder, comm.rank) if folder and os.path.isdir(folder) else None
+    if _state.status is not None and not _state.exit_hook:
+        atexit.register(_record_exit)  # after the transport's own atexit (MPI_Finalize), so it runs first
+        _state.exit_hook = True
     if comm.world_size > 1:
         _install_abort_on_error()
+
+
+def _record_exit() -> None:
+    """Tell lucid-run that this rank's interpreter shut down (not killed): how many collectives it ran."""
+    status = _state.status
+    if status is not None:
+        status.finish(_status.EXITED)
 
 
 def _install_abort_on_error() -> None:
@@ -111,6 +142,8 @@ def _install_abort_on_error() -> None:
         comm = _state.comm
         previous(exc_type, exc, tb)
         if comm is not None and not issubclass(exc_type, KeyboardInterrupt):
+            if _state.status is not None:
+                _state.status.finish(_status.FAILED, f"{exc_type.__name__}: {exc}")
             sys.stderr.write(
                 f"lucid_distributed: rank {comm.rank} of {comm.world_size} failed with {exc_type.__name__}; "
                 "aborting the job so the other ranks do not wait for it\n"
@@ -168,6 +201,108 @@ def _finish(work: Work, async_op: bool) -> Work | None:
     return None
 
 
+# -- the ranks' agreement on each collective ------------------------------------------------------
+
+KINDS = _status.KINDS
+_KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+_OPS = tuple(ReduceOp)
+_OP_CODE = {op: i for i, op in enumerate(_OPS)}
+_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+           "bfloat16", "float32", "float64", "complex64", "complex128")  # fmt: skip
+_DTYPE_CODE = {d: i for i, d in enumerate(_DTYPES)}
+_DIMS = 9  # dims carried in full; deeper shapes add a checksum of the whole shape
+_UNKNOWN_DTYPE = 1 << 32
+
+
+def _dtype_code(name: str) -> int:
+    code = _DTYPE_CODE.get(name)
+    return _UNKNOWN_DTYPE + zlib.crc32(name.encode()) if code is None else code
+
+
+def _signature(kind: str, t: Tensor | None, op: ReduceOp | None, src: int | None) -> tuple[int, ...]:
+    """16 integers: collective, op, source, dtype, ndim, size, the first dims, a checksum of deeper shapes."""
+    head = (_KIND_CODE[kind], -1 if op is None else _OP_CODE[op], -1 if src is None else src)
+    if t is None:
+        return (*head, -1, -1, -1, *(0,) * (_DIMS + 1))
+    shape = tuple(t.shape)
+    dims = shape[:_DIMS] + (0,) * (_DIMS - len(shape))
+    deep = zlib.crc32(repr(shape).encode()) if len(shape) > _DIMS else 0
+    return (*head, _dtype_code(t.dtype.name), len(shape), t.size, *dims, deep)
+
+
+def _describe_tensor(sig: tuple[int, ...]) -> str:
+    code, ndim, size = sig[3], sig[4], sig[5]
+    if ndim < 0:
+        return "no tensor"
+    dtype = _DTYPES[code] if 0 <= code < len(_DTYPES) else f"dtype #{code}"
+    if ndim > _DIMS:
+        return f"{dtype} of {ndim} dims ({size} elements)"
+    return f"{dtype} {tuple(sig[6 : 6 + ndim])}"
+
+
+def _describe_call(sig: tuple[int, ...]) -> str:
+    kind = KINDS[sig[0]] if 0 <= sig[0] < len(KINDS) else f"collective #{sig[0]}"
+    if sig[1] >= 0:
+        kind += f"({_OPS[sig[1]].name})"
+    elif sig[2] >= 0:
+        kind += f"(src={sig[2]})"
+    return kind if sig[4] < 0 else f"{kind} with {_describe_tensor(sig)}"
+
+
+def _mismatch_message(kind: str, sigs: list[tuple[int, ...]]) -> str:
+    """Which ranks passed what, the ranks that differ from rank 0 first (every rank builds the same text)."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for r, s in enumerate(sigs):
+        groups.setdefault(s, []).append(r)
+    order = sorted(groups.items(), key=lambda item: (item[1][0] == 0, item[1][0]))
+    calls_differ = len({s[0] for s in sigs}) > 1
+    ops_differ, srcs_differ = len({s[1] for s in sigs}) > 1, len({s[2] for s in sigs}) > 1
+    parts = []
+    for s, ranks in order:
+        who = f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks))}"
+        if calls_differ:
+            what = f"called {_describe_call(s)}"
+        else:
+            what = f"passed {_describe_tensor(s)}"
+            if ops_differ:
+                what += f" with op {_OPS[s[1]].name}"
+            if srcs_differ:
+                what += f" with src={s[2]}"
+        parts.append(f"{who} {what}")
+    head = f"{kind}: the ranks called different collectives: " if calls_differ else f"{kind}: "
+    return (
+        head + ", ".join(parts) + "; every rank must make the same collective call with tensors of the same shape "
+        "and dtype (no data was moved; init_process_group(check_collectives=False) or LUCID_DIST_CHECK=0 skip "
+        "this check)"
+    )
+
+
+def _collective(
+    comm: Communicator,
+    kind: str,
+    start: Callable[[], Work],
+    async_op: bool,
+    t: Tensor | None = None,
+    op: ReduceOp | None = None,
+    src: int | None = None,
+    *,
+    check: bool = True,
+) -> Work | None:
+    """Check that every rank makes this call alike (one small all-gather), count it, then start it.
+
+    ``check=False`` is for callers whose shapes agree by construction (DDP's buckets, the second half
+    of an object collective); the check then costs nothing.
+    """
+    if _state.status is not None:  # counted before the check, which already waits for the other ranks
+        _state.status.started(_KIND_CODE[kind])
+    if check and _state.check and comm.world_size > 1:
+        mine = _signature(kind, t, op, src)
+        everyone = comm.gather_signatures(mine, kind)
+        if any(s != mine for s in everyone):
+            raise CollectiveMismatchError(_mismatch_message(kind, everyone))
+    return _finish(start(), async_op)
+
+
 def _check_tensor(t: Any, what: str, name: str = "tensor") -> Tensor:
     if not isinstance(t, Tensor):
         raise TypeError(f"{what}: {name} must be a lucid Tensor, got {type(t).__name__}")
@@ -194,27 +329,43 @@ def _check_op(op: Any, t: Tensor, what: str) -> ReduceOp:
 
 def barrier(group: Any = None, async_op: bool = False) -> Work | None:
     """Wait until every rank has reached this call."""
-    return _finish(_group(group).barrier(), async_op)
+    comm = _group(group)
+    return _collective(comm, "barrier", comm.barrier, async_op)
 
 
 def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None, async_op: bool = False) -> Work | None:
     """Reduce ``tensor`` over all ranks with ``op``; every rank's ``tensor`` holds the result."""
+    return _all_reduce(tensor, op, group, async_op)
+
+
+def _all_reduce(tensor: Tensor, op: ReduceOp, group: Any, async_op: bool, check: bool = True) -> Work | None:
     comm = _group(group)
     _check_op(op, _check_tensor(tensor, "all_reduce"), "all_reduce")
-    return _finish(comm.all_reduce(tensor, op), async_op)
+    return _collective(comm, "all_reduce", lambda: comm.all_reduce(tensor, op), async_op, tensor, op, check=check)
 
 
 def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = False) -> Work | None:
     """Copy rank ``src``'s ``tensor`` into ``tensor`` on every rank."""
+    return _broadcast(tensor, src, group, async_op)
+
+
+def _broadcast(tensor: Tensor, src: int, group: Any, async_op: bool, check: bool = True) -> Work | None:
     comm = _group(group)
     _check_rank(src, comm, "broadcast", "src")
-    return _finish(comm.broadcast(_check_tensor(tensor, "broadcast"), src), async_op)
+    _check_tensor(tensor, "broadcast")
+    return _collective(comm, "broadcast", lambda: comm.broadcast(tensor, src), async_op, tensor, src=src, check=check)
 
 
 def all_gather_into_tensor(
     output_tensor: Tensor, input_tensor: Tensor, group: Any = None, async_op: bool = False
 ) -> Work | None:
     """Gather every rank's ``input_tensor`` into ``output_tensor``, concatenated (or stacked) in rank order."""
+    return _all_gather_into_tensor(output_tensor, input_tensor, group, async_op)
+
+
+def _all_gather_into_tensor(
+    output_tensor: Tensor, input_tensor: Tensor, group: Any, async_op: bool, check: bool = True
+) -> Work | None:
     comm = _group(group)
     _check_tensor(output_tensor, "all_gather_into_tensor", "output_tensor")
     _check_tensor(input_tensor, "all_gather_into_tensor", "input_tensor")
@@ -226,7 +377,11 @@ def all_gather_into_tensor(
             f"all_gather_into_tensor: output_tensor must have shape {concat} or {stacked} and dtype "
             f"{input_tensor.dtype.name} for {n} ranks, got {output_tensor.shape} {output_tensor.dtype.name}"
         )
-    return _finish(comm.all_gather_into_tensor(output_tensor, input_tensor), async_op)
+
+    def start() -> Work:
+        return comm.all_gather_into_tensor(output_tensor, input_tensor)
+
+    return _collective(comm, "all_gather_into_tensor", start, async_op, input_tensor, check=check)
 
 
 def reduce_scatter_tensor(
@@ -249,7 +404,11 @@ def reduce_scatter_tensor(
             f"for {n} ranks, got {input.shape} {input.dtype.name}"
         )
     _check_op(op, input, "reduce_scatter_tensor")
-    return _finish(comm.reduce_scatter_tensor(output, input, op), async_op)
+
+    def start() -> Work:
+        return comm.reduce_scatter_tensor(output, input, op)
+
+    return _collective(comm, "reduce_scatter_tensor", start, async_op, input, op)
 
 
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None, async_op: bool = False) -> Work | None:
@@ -271,7 +430,10 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None, asy
         for i, t in enumerate(tensor_list):
             write_into(t, flat[i])
 
-    return _finish(comm.all_gather_into_tensor(flat, tensor).then(scatter), async_op)
+    def start() -> Work:
+        return comm.all_gather_into_tensor(flat, tensor).then(scatter)
+
+    return _collective(comm, "all_gather", start, async_op, tensor)
 
 
 def isend(tensor: Tensor, dst: int, group: Any = None, tag: int = 0) -> Work:
@@ -320,11 +482,12 @@ def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> No
     dev = comm.device
     size = lucid_core.asarray([len(data)], dtype=lucid_core.int32, device=dev)
     sizes = lucid_core.zeros((n,), dtype=lucid_core.int32, device=dev)
-    all_gather_into_tensor(sizes, size, group)
+    # the sizes' gather checks that every rank is here; the payload's shape is then agreed by construction
+    _collective(comm, "all_gather_object", lambda: comm.all_gather_into_tensor(sizes, size), False)
     longest = int(lucid_core.max(sizes).item())
     padded = _bytes_tensor(data + b"\0" * (longest - len(data)), size.device)
     out = lucid_core.zeros((n * longest,), dtype=lucid_core.uint8, device=dev)
-    all_gather_into_tensor(out, padded, group)
+    _all_gather_into_tensor(out, padded, group, False, check=False)
     raw = out.tobytes()
     for r, s in enumerate(sizes.tolist()):
         object_list[r] = pickle.loads(raw[r * longest : r * longest + s])
@@ -336,11 +499,11 @@ def broadcast_object_list(object_list: list[Any], src: int = 0, group: Any = Non
     _check_rank(src, comm, "broadcast_object_list", "src")
     data = pickle.dumps(list(object_list)) if comm.rank == src else b""
     size = lucid_core.asarray([len(data)], dtype=lucid_core.int32, device=comm.device)
-    broadcast(size, src, group)
+    _collective(comm, "broadcast_object_list", lambda: comm.broadcast(size, src), False, src=src)
     buf = (
         _bytes_tensor(data, size.device)
         if comm.rank == src
         else lucid_core.zeros((int(size.item()),), dtype=lucid_core.uint8, device=size.device)
     )
-    broadcast(buf, src, group)
+    _broadcast(buf, src, group, False, check=False)
     object_list[:] = pickle.loads(buf.tobytes())

@@ -82,6 +82,15 @@ class MPICommunicator(Communicator):
             return _HostBucket(params, self.np, as_view)
         return FlatGradients(params)
 
+    # -- the process group's agreement check -------------------------------------------------------
+    def gather_signatures(self, signature: Sequence[int], describe: str) -> list[tuple[int, ...]]:
+        np = self.np
+        mine = np.asarray(signature, dtype=np.int64)
+        everyone = np.empty((self.world_size, mine.size), dtype=np.int64)
+        req = self.comm.Iallgather(mine, everyone)  # non-blocking, so a missing peer times out instead of hanging
+        self._work(req, None, describe, (mine, everyone)).wait()
+        return [tuple(row) for row in everyone.tolist()]
+
     # -- operations -----------------------------------------------------------------------------
     def all_reduce(self, t: Tensor, op: ReduceOp) -> Work:
         buf, own = self._host(t)

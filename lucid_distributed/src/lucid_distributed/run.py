@@ -8,6 +8,11 @@ or MLX's own launcher.
 The script calls ``lucid_distributed.init_process_group()``, which picks the communicator from the
 launcher's environment. With a hostfile, every host must have the same Python environment at the
 same path and reach the others (MPI over ssh; mlx.launch's ring over TCP); see docs/distributed.md.
+
+lucid-run watches the ranks on its own machine through the records they keep (``_status``): when a
+rank fails, is killed, or leaves (even with status 0) while another rank has started a collective it
+will never join, lucid-run names that rank and what happened, stops the other ranks (SIGTERM, then
+SIGKILL after ``--grace`` seconds) and exits non-zero, instead of leaving them waiting.
 """
 
 from __future__ import annotations
@@ -15,10 +20,17 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
+import tempfile
+import time
 from pathlib import Path
+
+from ._status import EXITED, FAILED, KINDS, RUN_DIR_ENV, RankRecord, read_records
+
+_POLL = 0.05  # seconds between looks at the ranks' records
 
 
 def find_tool(name: str) -> str | None:
@@ -91,6 +103,12 @@ def parser() -> argparse.ArgumentParser:
         default=1,
         help="OMP_NUM_THREADS for each process when it is not set already (default 1, as torchrun)",
     )
+    p.add_argument(
+        "--grace",
+        type=float,
+        default=5.0,
+        help="seconds the other ranks get after SIGTERM before SIGKILL when one rank fails (default 5)",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the launcher command instead of running it")
     p.add_argument("script", help="the Python script to run")
     p.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments for the script")
@@ -108,7 +126,134 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", str(args.threads))
-    return subprocess.call(cmd, env=env)
+    with tempfile.TemporaryDirectory(prefix="lucid-run-") as folder:
+        env[RUN_DIR_ENV] = folder
+        return supervise(cmd, env, folder, grace=args.grace)
+
+
+# -- watching the ranks -------------------------------------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie, dead but not yet reaped by its parent, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True  # no /proc (macOS): kill(0) is the answer
+
+
+def _collectives(n: int) -> str:
+    return f"{n} collective{'' if n == 1 else 's'}"
+
+
+def _how_it_left(rec: RankRecord) -> str:
+    if rec.state == EXITED:
+        return "exited (its interpreter shut down: sys.exit, the end of the script, or an exception)"
+    return "died without shutting down (killed by a signal such as SIGKILL, a crash, or os._exit)"
+
+
+def diagnose(records: dict[int, RankRecord], alive: dict[int, bool], finished: bool = False) -> str | None:
+    """What went wrong with the job, in words, or None while every rank may still finish.
+
+    A rank that failed with an exception, or died without shutting down, is a failure at once. A rank
+    that left (even with status 0) is one as soon as another rank has started more collectives than
+    it did: that collective can never complete. ``finished``: the launcher has ended, so every rank
+    should have shut down after the same number of collectives.
+    """
+    for rec in sorted(records.values(), key=lambda r: r.rank):
+        if rec.state == FAILED:
+            return f"rank {rec.rank} (pid {rec.pid}) failed with {rec.message or 'an exception'}"
+    # the launcher may already have killed the others: the rank that died first ran the fewest collectives
+    died = sorted((r for r in records.values() if r.state != EXITED and not alive.get(r.rank, True)),
+                  key=lambda r: (r.collectives, r.rank))  # fmt: skip
+    if died:
+        rec = died[0]
+        return f"rank {rec.rank} (pid {rec.pid}) {_how_it_left(rec)} after {_collectives(rec.collectives)}"
+    if not records:
+        return None
+    ahead = max(records.values(), key=lambda r: (r.collectives, -r.rank))
+    for rec in sorted(records.values(), key=lambda r: r.rank):
+        left = rec.state == EXITED or not alive.get(rec.rank, True)
+        if left and rec.collectives < ahead.collectives:
+            kind = KINDS[ahead.kind] if 0 <= ahead.kind < len(KINDS) else "a collective"
+            return (
+                f"rank {rec.rank} (pid {rec.pid}) {_how_it_left(rec)} after {_collectives(rec.collectives)}, but "
+                f"rank {ahead.rank} has started collective #{ahead.collectives} ({kind}), which rank {rec.rank} "
+                "will never join"
+            )
+    if finished:
+        for rec in sorted(records.values(), key=lambda r: r.rank):
+            if rec.state != EXITED:
+                return f"rank {rec.rank} (pid {rec.pid}) {_how_it_left(rec)} after {_collectives(rec.collectives)}"
+    return None
+
+
+def _signal_all(proc: subprocess.Popen[bytes], pids: list[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, sig)  # the launcher and whatever it started in its session
+        except OSError:
+            pass
+
+
+def stop(proc: subprocess.Popen[bytes], folder: str, grace: float) -> None:
+    """End the job: SIGTERM to every rank still running and to the launcher, SIGKILL after ``grace`` s."""
+    pids = [r.pid for r in read_records(folder).values() if _alive(r.pid)]
+    _signal_all(proc, pids, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and (proc.poll() is None or any(_alive(p) for p in pids)):
+        time.sleep(_POLL)
+    stubborn = [p for p in pids if _alive(p)]
+    if stubborn or proc.poll() is None:
+        if stubborn:
+            _say(f"rank processes {stubborn} ignored SIGTERM for {grace:g} s; killing them")
+        _signal_all(proc, stubborn, signal.SIGKILL)
+    proc.wait()
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(f"lucid-run: {text}\n")
+    sys.stderr.flush()
+
+
+def supervise(cmd: list[str], env: dict[str, str], folder: str, grace: float = 5.0) -> int:
+    """Run the launcher ``cmd`` and watch the ranks' records in ``folder``; the job's exit status.
+
+    Non-zero when any rank fails, is killed, or leaves before the others finished their collectives
+    (the other ranks are then stopped), else the launcher's own status.
+    """
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+    try:
+        while True:
+            rc = proc.poll()
+            records = read_records(folder)
+            alive = {r: _alive(rec.pid) for r, rec in records.items()}
+            records = read_records(folder)  # read again: a rank that shut down just now has said so
+            problem = diagnose(records, alive, finished=rc is not None)
+            if problem is not None:
+                running = sorted(r for r, rec in records.items() if alive.get(r, True) and rec.state != EXITED)
+                others = f"; stopping ranks {running}" if running and rc is None else ""
+                _say(problem + others)
+                stop(proc, folder, grace)
+                return rc if rc else 1
+            if rc is not None:
+                return rc
+            time.sleep(_POLL)
+    except KeyboardInterrupt:
+        _say("interrupted; stopping every rank")
+        stop(proc, folder, grace)
+        return 130
 
 
 if __name__ == "__main__":

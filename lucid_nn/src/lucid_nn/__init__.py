@@ -31,12 +31,13 @@ from .layers.transformer import __all__ as _transformer_all
 from .layers.upsampling import *  # noqa: F403
 from .layers.upsampling import __all__ as _upsampling_all
 from .module import Module, RemovableHandle
-from .serialization import load, load_metadata, save
+from .serialization import CheckpointError, UnsafeCheckpointError, load, load_metadata, save
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Module", "Parameter", "RemovableHandle", "functional", "init", "utils", "save", "load", "load_metadata",
+    "CheckpointError", "UnsafeCheckpointError",
     *_containers_all, *_linear_all, *_dropout_all, *_embedding_all, *_normalization_all, *_activation_all,
     *_loss_all, *_conv_all, *_pooling_all, *_upsampling_all, *_recurrent_all, *_transformer_all,
 ]  # fmt: skip

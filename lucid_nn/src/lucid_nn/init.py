@@ -8,6 +8,7 @@ __all__ = [
 ]  # fmt: skip
 
 import math
+import warnings
 from typing import Any
 
 import lucid_core as lc
@@ -86,45 +87,53 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """Fill with samples from N(mean, std**2)."""
     _check(tensor, "normal_")
-    return _fill(tensor, lc.randn(*tensor.shape, dtype=tensor.dtype, device=tensor.device) * std + mean)
+    return _fill(tensor, lc.normal(mean, std, tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0) -> Tensor:
-    """Fill with N(mean, std**2) samples truncated to [a, b] (inverse-CDF method, as PyTorch)."""
+    """Fill with N(mean, std**2) samples truncated to [a, b], by rejection as PyTorch 2.13 does.
+
+    When [a, b] holds more than 30 % of the mass, normals are redrawn where they fall outside (PyTorch's
+    numbers, bit for bit, on a backend that reproduces its generator); otherwise uniform proposals on [a, b]
+    are accepted with probability pdf / peak (``log`` of a uniform decides, so a last-bit difference in
+    ``log`` can change a rare decision).
+    """
     _check(tensor, "trunc_normal_")
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+            "The distribution of values may be incorrect.",
+            stacklevel=2,
+        )
 
     def cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
-    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
-    dtype = tensor.dtype
-    u = lc.uniform(2 * lo - 1, 2 * hi - 1, tensor.shape, dtype=dtype, device=tensor.device)
-    # erfinv via Newton steps on erf, starting from a rational approximation
-    y = _erfinv(u)
-    vals = lc.clip(y * (std * math.sqrt(2.0)) + mean, a, b)
-    return _fill(tensor, vals)
+    shape, kw = tensor.shape, {"dtype": tensor.dtype, "device": tensor.device}
+    with lc.no_grad():
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            lo, hi = lc.asarray(a, **kw).item(), lc.asarray(b, **kw).item()  # the bounds as the dtype holds them
+            result = lc.normal(mean, std, shape, **kw)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not bool(lc.any(outside)):
+                    break
+                result = lc.where(outside, lc.normal(mean, std, shape, **kw), result)
+            return _fill(tensor, result)
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
 
+        def rejected(candidates: Tensor) -> Tensor:
+            log_pdf = ((candidates - mean) / std) ** 2 * -0.5 - log_peak
+            return lc.log(lc.uniform(0.0, 1.0, shape, **kw)) > log_pdf
 
-def _erfinv(y: Tensor) -> Tensor:
-    """Inverse error function of ``y`` in (-1, 1) (Giles' approximation refined by Newton steps)."""
-    y = lc.clip(y, -1 + 1e-7, 1 - 1e-7)
-    w = -lc.log((1.0 - y) * (1.0 + y))
-    small = w < 5.0
-    w1 = w - 2.5
-    p1 = 2.81022636e-08
-    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-              -0.00417768164, 0.246640727, 1.50140941):  # fmt: skip
-        p1 = c + p1 * w1
-    w2 = lc.sqrt(lc.maximum(w, 5.0)) - 3.0
-    p2 = -0.000200214257
-    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-              0.00943887047, 1.00167406, 2.83297682):  # fmt: skip
-        p2 = c + p2 * w2
-    x = lc.where(small, p1, p2) * y
-    two_over_sqrt_pi = 2.0 / math.sqrt(math.pi)
-    for _ in range(2):
-        x = x - (lc.erf(x) - y) / (two_over_sqrt_pi * lc.exp(-x * x))
-    return x
+        result = lc.uniform(a, b, shape, **kw)
+        pending = rejected(result)
+        while bool(lc.any(pending)):
+            candidates = lc.uniform(a, b, shape, **kw)
+            result = lc.where(pending, candidates, result)
+            pending = lc.where(pending, rejected(candidates), pending)
+        return _fill(tensor, result)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -172,7 +181,8 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(_check(tensor, "xavier_uniform_"))
-    a = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std  # PyTorch's order of operations: the bound's last bit reaches float32
     return uniform_(tensor, -a, a)
 
 
@@ -187,7 +197,8 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonli
     _check(tensor, "kaiming_uniform_")
     if 0 in tensor.shape:
         return tensor
-    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / _fan(tensor, mode))
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    bound = math.sqrt(3.0) * std  # PyTorch's order of operations: the bound's last bit reaches float32
     return uniform_(tensor, -bound, bound)
 
 
@@ -201,7 +212,12 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlin
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
-    """Fill with a (semi-)orthogonal matrix from the QR of a Gaussian matrix (rows flattened past dim 0)."""
+    """Fill with a (semi-)orthogonal matrix: the Q of a Gaussian matrix's QR, signs fixed by R's diagonal.
+
+    As PyTorch: the Gaussian matrix is drawn as ``(rows, numel // rows)`` and transposed when wide, so the
+    random numbers are PyTorch's; Q comes from this backend's LAPACK, so the result agrees with PyTorch's to
+    rounding, not bit for bit.
+    """
     _check(tensor, "orthogonal_")
     if tensor.ndim < 2:
         raise ValueError(f"orthogonal_: only tensors with 2 or more dimensions are supported, got shape {tensor.shape}")
@@ -209,26 +225,14 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.size // rows
-    flat = lc.randn(rows, cols, dtype=tensor.dtype, device=tensor.device)
+    flat = lc.normal(0.0, 1.0, (rows, cols), dtype=tensor.dtype, device=tensor.device)
     if rows < cols:
         flat = flat.T
-    q = _gram_schmidt(flat)
+    q, r = lc.linalg.qr(flat)
+    q = q * lc.sign(lc.linalg.diagonal(r))
     if rows < cols:
         q = q.T
     return _fill(tensor, (q * gain).reshape(tensor.shape))
-
-
-def _gram_schmidt(a: Tensor) -> Tensor:
-    """Orthonormal columns spanning ``a``'s columns (the Q of a QR with a positive R diagonal)."""
-    k = a.shape[1]
-    cols: list[Tensor] = []
-    for j in range(k):
-        v = a[:, j]
-        for _ in range(2):  # re-orthogonalise once for stability
-            for q in cols:
-                v = v - lc.sum(q * v) * q
-        cols.append(v / lc.sqrt(lc.sum(v * v)))
-    return lc.stack(cols, axis=1)
 
 
 def _reset_weight_and_bias(weight: Tensor, bias: Tensor | None) -> None:

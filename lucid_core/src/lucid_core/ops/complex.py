@@ -41,7 +41,9 @@ def real(x: Tensor, /) -> Tensor:
     check_tensor(x, "real")
     if x.dtype.kind != "c":
         return x
-    return Real.apply(x)
+    from .. import _views
+
+    return _views.make_view(Real.apply(x), x, _views.Component(False))  # a view: writes land in x
 
 
 def imag(x: Tensor, /) -> Tensor:
@@ -51,4 +53,6 @@ def imag(x: Tensor, /) -> Tensor:
         if x.dtype.kind not in "fc":
             raise TypeError(f"imag: expected a floating-point tensor, got {x.dtype.name}")
         return _c.zeros_like(x)
-    return Imag.apply(x)
+    from .. import _views
+
+    return _views.make_view(Imag.apply(x), x, _views.Component(True))  # a view: writes land in x

@@ -175,7 +175,9 @@ class Pow(Function):
             # d(a**b)/db = a**b * log(a), taken as 0 where a == 0 and b >= 0 (as PyTorch does)
             y = ctx.output()
             if isinstance(a, Tensor):
-                safe = where(equal(a, 0) & greater_equal(b, 0), 0.0, y * log(where(equal(a, 0), 1.0, a)))
+                # log(0) = -inf stays where b < 0 (y = inf there: the gradient is -inf, as in PyTorch)
+                zero = equal(a, 0) & greater_equal(b, 0)
+                safe = where(zero, 0.0, y * log(where(zero, 1.0, a)))
             else:
                 safe = y * math.log(a) if a != 0 else where(greater_equal(b, 0), 0.0, y * -math.inf)
             gb = _h.unbroadcast(gy * safe, b)
@@ -567,13 +569,14 @@ def erf(x: Tensor, /) -> Tensor:
 class Maximum(Function):
     """``maximum(a, b)``; where ``a`` and ``b`` tie, each gets half the gradient (as PyTorch does).
 
-    :class:`Minimum` is the same op with the comparison turned round.
+    Where either is NaN (the result is NaN), both get the whole gradient, as in PyTorch: an operand loses
+    only where it compares strictly worse. :class:`Minimum` is the same op with the comparison turned round.
     """
 
     native = True
     xp_name = "maximum"  # the namespace function of the forward
-    # where ``a`` is picked (a lambda: the comparisons are defined further down this module)
-    wins: Callable[[Any, Any], Tensor] = staticmethod(lambda a, b: greater(a, b))
+    # where ``a`` is not picked (a lambda: the comparisons are defined further down this module)
+    loses: Callable[[Any, Any], Tensor] = staticmethod(lambda a, b: less(a, b))
 
     @staticmethod
     def forward(ctx, a, b):
@@ -583,17 +586,17 @@ class Maximum(Function):
     def backward(ctx, gy):
         a, b = ctx.inputs
         need_a, need_b = ctx.needs_input_grad
-        tie = where(equal(a, b), 0.5, 0.0)
-        ga = _h.unbroadcast(gy * (where(ctx.wins(a, b), 1.0, 0.0) + tie), a) if need_a else None
-        gb = _h.unbroadcast(gy * (where(ctx.wins(b, a), 1.0, 0.0) + tie), b) if need_b else None
+        share = where(equal(a, b), 0.5, 1.0)
+        ga = _h.unbroadcast(gy * where(ctx.loses(a, b), 0.0, share), a) if need_a else None
+        gb = _h.unbroadcast(gy * where(ctx.loses(b, a), 0.0, share), b) if need_b else None
         return ga, gb
 
 
 class Minimum(Maximum):
-    """``minimum(a, b)``: :class:`Maximum` with ``less`` picking the operand."""
+    """``minimum(a, b)``: :class:`Maximum` with ``greater`` losing."""
 
     xp_name = "minimum"
-    wins = staticmethod(lambda a, b: less(a, b))
+    loses = staticmethod(lambda a, b: greater(a, b))
 
 
 class Atan2(Function):
@@ -607,7 +610,13 @@ class Atan2(Function):
     def backward(ctx, gy):
         a, b = ctx.inputs
         denom = a * a + b * b
-        return _h.unbroadcast(gy * b / denom, a), _h.unbroadcast(-gy * a / denom, b)
+        # at the origin atan2 has no derivative; PyTorch's gradient there is 0 (not 0 / 0)
+        origin = equal(denom, 0)
+        scale = where(origin, 0.0, gy / where(origin, 1.0, denom))
+        need_a, need_b = ctx.needs_input_grad
+        ga = _h.unbroadcast(scale * b, a) if need_a else None
+        gb = _h.unbroadcast(-scale * a, b) if need_b else None
+        return ga, gb
 
 
 class Hypot(Function):
@@ -634,8 +643,11 @@ class Logaddexp(Function):
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.inputs
-        y = ctx.output()
-        return _h.unbroadcast(gy * exp(a - y), a), _h.unbroadcast(gy * exp(b - y), b)
+        # PyTorch's form gy / (1 + exp(b - a)): 0 and 1 (not exp(inf - inf) = NaN) where one operand is +inf
+        need_a, need_b = ctx.needs_input_grad
+        ga = _h.unbroadcast(gy / (1.0 + exp(b - a)), a) if need_a else None
+        gb = _h.unbroadcast(gy / (1.0 + exp(a - b)), b) if need_b else None
+        return ga, gb
 
 
 class Copysign(Function):
@@ -647,12 +659,15 @@ class Copysign(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        a = ctx.inputs[0]
-        if not ctx.needs_input_grad[0]:
-            return None, None  # the sign source x2 gets no gradient
+        a, b = ctx.inputs
+        need_a, need_b = ctx.needs_input_grad
+        # the sign source x2 gets a zero gradient (as in PyTorch), not None
+        gb = _h.unbroadcast(_c.zeros_like(gy), b) if need_b else None
+        if not need_a:
+            return None, gb
         y = ctx.output()
         ga = _h.unbroadcast(gy * where(equal(a, 0), 0.0, y / where(equal(a, 0), 1.0, a)), a)
-        return ga, None
+        return ga, gb
 
 
 def _arrays(ctx: Any, a: Any, b: Any) -> tuple[Any, Any]:
@@ -730,6 +745,8 @@ def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A00
         raise TypeError(f"clip: max must be a number or a Tensor, got {type(max).__name__}")
     if x.dtype.kind not in "fc" and (type(min) is float or type(max) is float):
         x = _m.astype(x, dt.default_float)
+    if min is None and max is None:
+        return _m.clone(x)  # a new tensor, never one sharing x's memory (NumPy's clip returns its input)
     return Clip.apply(x, min, max)
 
 
@@ -817,9 +834,38 @@ class FloorDivide(_NoGrad):
         return q
 
 
+class IntegerDivisionByZeroError(ZeroDivisionError, RuntimeError):
+    """An integer tensor divided by zero: Python's ``ZeroDivisionError``, and the ``RuntimeError`` PyTorch raises."""
+
+
+def check_integer_divisor(x1: Any, x2: Any, name: str) -> None:
+    """Raise :class:`IntegerDivisionByZeroError` where integer operands have a zero divisor, as PyTorch does (float
+    division by zero stays inf/NaN). One reduction over ``x2``, and only for integer dtypes."""
+    ref = x1 if isinstance(x1, Tensor) else x2
+    if not isinstance(ref, Tensor) or ref.dtype.kind not in "iu":
+        return
+    if isinstance(x2, Tensor):
+        if x2.dtype.kind not in "iu" or x2.size == 0:
+            return
+        from . import reduction as _r  # reduction imports this module
+
+        zero = bool(_r.any(equal(x2, 0)).item())
+    else:
+        zero = type(x2) is int and x2 == 0
+    if zero:
+        raise IntegerDivisionByZeroError(
+            f"{name}: integer division by zero (a divisor of the {ref.dtype.name} operands is 0); "
+            "integer tensors cannot hold inf or NaN: make the divisor nonzero or divide float tensors"
+        )
+
+
 def floor_divide(x1: Any, x2: Any, /) -> Tensor:
-    """Floor division, ``floor(x1 / x2)`` (gradient 0); infinite operands follow the standard's special cases."""
-    return _binary(FloorDivide, x1, x2)
+    """Floor division, ``floor(x1 / x2)`` (gradient 0); infinite operands follow the standard's special cases.
+
+    An integer divisor of 0 raises :class:`IntegerDivisionByZeroError`, as in PyTorch."""
+    x1, x2 = _h.binary_operands(x1, x2, "floor_divide")
+    check_integer_divisor(x1, x2, "floor_divide")
+    return FloorDivide.apply(x1, x2)
 
 
 class Remainder(Function):
@@ -839,5 +885,7 @@ class Remainder(Function):
 
 
 def remainder(x1: Any, x2: Any, /) -> Tensor:
-    """``x1 % x2`` with the sign of ``x2`` (Python's convention)."""
-    return _binary(Remainder, x1, x2)
+    """``x1 % x2`` with the sign of ``x2`` (Python's convention); an integer divisor of 0 raises, as in PyTorch."""
+    x1, x2 = _h.binary_operands(x1, x2, "remainder")
+    check_integer_divisor(x1, x2, "remainder")
+    return Remainder.apply(x1, x2)

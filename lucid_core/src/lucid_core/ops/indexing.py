@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _dtypes as dt
+from .. import _views as _v
 from .. import kernels
 from .._autograd import Function, _mode
 from .._tensor import Tensor
@@ -67,14 +68,15 @@ def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
         out = _mask_key(x, out, masks)
         if len(out) == 1:
             return tuple(out), True
-    # the standard wants a key that covers every axis: x[k] on a 2-D tensor is x[k, ...]
+    # the standard wants a key that covers every axis: x[k] on a 2-D tensor is x[k, ...]; a basic key always
+    # ends in one, so that NumPy gives a view even when ints pick every axis (x[0] of a vector: a 0-d view)
     consumed = 0
     for k in out:
         if k is Ellipsis:
             return tuple(out), advanced
         if k is not None:
             consumed += 1
-    if consumed < len(x._data.shape):
+    if consumed < len(x._data.shape) or not advanced:
         out.append(Ellipsis)
     return tuple(out), advanced
 
@@ -106,6 +108,13 @@ def write_native(device: Device, array: Any, key: Any, value: Any, advanced: boo
     returning the new array; without it the composed default's error says so. Integer-array keys, which
     the standard does not require ``__setitem__`` to take, fall back to a scatter through ``index_add``.
     """
+    if not advanced and isinstance(key, tuple) and any(k is None for k in key):
+        # the standard's __setitem__ takes no None: drop the new axes from the key and from the value
+        region = kernels.call(device, "getitem", array, key).shape
+        key = tuple(k for k in key if k is not None)
+        xp = device.xp
+        if getattr(value, "ndim", 0):
+            value = xp.reshape(xp.broadcast_to(value, region), tuple(kernels.call(device, "getitem", array, key).shape))
     return kernels.call(device, "setitem", array, key, value)
 
 
@@ -189,12 +198,17 @@ class IndexAdd(Function):
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
-    """``x[key]``: ints, slices, ``...``, ``None``, bool masks and integer tensors/lists."""
+    """``x[key]``: ints, slices, ``...``, ``None``, bool masks and integer tensors/lists.
+
+    A basic key (ints, slices, ``...``, ``None``) gives a view of ``x``, as in PyTorch: writes through it land
+    in ``x``. Masks and integer arrays give a copy.
+    """
     nkey, advanced = _native_key(x, key)
     try:
-        return GetItem.apply(x, nkey, advanced)
+        out = GetItem.apply(x, nkey, advanced)
     except IndexError as exc:
         raise IndexError(f"indexing a tensor of shape {x.shape}: {exc}") from None
+    return out if advanced else _v.make_view(out, x, _v.Index(nkey))
 
 
 class SetItem(Function):
@@ -269,6 +283,15 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         if _mode.enabled and x._requires_grad:
             x._apply_inplace(lambda t: SetItem.apply(t, nkey, advanced, v), "setitem")
             return
+    view = x._view
+    if view is not None:
+        _v.check_writable(x, "setitem")
+        if view.alias:  # a memory view of its storage: write there (the standard's __setitem__ on a mutable array)
+            x._data[nkey] = v
+            box = x._box
+            box.rebind(box.data)
+            box.version += 1
+            return
     x._set_data(write_native(x._device, x._data, nkey, v, advanced))
 
 
@@ -282,6 +305,10 @@ def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:
     ax = _h.normalize_axis(axis, x.ndim, "take")
     if not isinstance(indices, Tensor):
         indices = _c.asarray(indices, dtype=dt.int64, device=x.device)
+    from ._index_checks import check_index_range  # it imports reduction, which imports this module
+
+    # negative indices count from the end (as in PyTorch's take); beyond [-n, n) raises on every backend
+    check_index_range(indices, x.shape[ax], "take", ax, negative=True)
     return getitem(x, (slice(None),) * ax + (indices,))
 
 
@@ -291,6 +318,9 @@ def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
     if indices.ndim != x.ndim:
         raise ValueError(f"take_along_axis: indices have {indices.ndim} dimensions but x has {x.ndim}")
     ax = _h.normalize_axis(axis, x.ndim, "take_along_axis")
+    from ._index_checks import check_index_range  # it imports reduction, which imports this module
+
+    check_index_range(indices, x.shape[ax], "take_along_axis", ax, negative=True)
     key = []
     for d in range(x.ndim):
         if d == ax:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _dtypes as dt
+from .. import _views as _v
 from .. import kernels
 from .._autograd import Function
 from .._registry import resolve_device
@@ -42,11 +43,25 @@ class Reshape(Function):
 
 
 def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> Tensor:
-    """The same elements in a new shape (one dimension may be -1)."""
+    """The same elements in a new shape (one dimension may be -1).
+
+    A view of ``x`` where strides can express the new shape (always for a contiguous ``x``), else a copy,
+    as PyTorch's ``reshape``; ``copy=True`` always copies, ``copy=False`` raises rather than copy.
+    """
     check_tensor(x, "reshape")
     shape = tuple(int(s) for s in shape)
-    if shape == x.shape:
+    if shape == x.shape and copy is not True:
         return x
+    return _reshape(x, shape, "copy" if copy else "view" if copy is False else "reshape")
+
+
+def view(x: Tensor, /, shape: Sequence[int]) -> Tensor:
+    """PyTorch's ``view``: a view of ``x`` in a new shape; a shape that ``x``'s strides cannot express raises."""
+    check_tensor(x, "view")
+    return _reshape(x, tuple(int(s) for s in shape), "view")
+
+
+def _reshape(x: Tensor, shape: tuple[int, ...], mode: str) -> Tensor:
     n = x.size
     unknown = [i for i, s in enumerate(shape) if s == -1]
     known = 1
@@ -61,7 +76,19 @@ def reshape(x: Tensor, /, shape: Sequence[int], *, copy: bool | None = None) -> 
         raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} ({n} elements) into shape {shape}")
     if unknown:
         shape = tuple(n // known if s == -1 else s for s in shape)
-    return Reshape.apply(x, shape)
+    if mode == "copy":
+        return Reshape.apply(clone(x), shape)
+    if x._view is not None:
+        old_shape, strides, _ = _v.layout(x)
+        if _v.view_strides(old_shape, strides, shape) is None:
+            if mode == "view":
+                raise RuntimeError(
+                    f"view size is not compatible with input tensor's size and stride (at least one dimension "
+                    f"spans across two contiguous subspaces): shape {x.shape} with strides {strides} cannot be "
+                    f"viewed as {shape}. Use .reshape(...) instead."
+                )
+            return Reshape.apply(clone(x), shape)
+    return _v.make_view(Reshape.apply(x, shape), x, _v.Reshape(shape))
 
 
 def flatten(x: Tensor, /, start_axis: int = 0, end_axis: int = -1) -> Tensor:
@@ -111,7 +138,7 @@ def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
     axes = tuple(_h.normalize_axis(a, x.ndim, "permute_dims") for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} are not a permutation of the {x.ndim} axes")
-    return PermuteDims.apply(x, axes)
+    return _v.make_view(PermuteDims.apply(x, axes), x, _v.Permute(axes))
 
 
 def swapaxes(x: Tensor, axis0: int, axis1: int) -> Tensor:
@@ -121,7 +148,8 @@ def swapaxes(x: Tensor, axis0: int, axis1: int) -> Tensor:
     b = _h.normalize_axis(axis1, x.ndim, "swapaxes")
     axes = list(range(x.ndim))
     axes[a], axes[b] = axes[b], axes[a]
-    return PermuteDims.apply(x, tuple(axes))  # a permutation by construction: no second check
+    axes = tuple(axes)  # a permutation by construction: no second check
+    return _v.make_view(PermuteDims.apply(x, axes), x, _v.Permute(axes))
 
 
 def matrix_transpose(x: Tensor, /) -> Tensor:
@@ -216,7 +244,7 @@ def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
         return x
     if broadcast_shapes(x.shape, shape) != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
-    return BroadcastTo.apply(x, shape)
+    return _v.make_view(BroadcastTo.apply(x, shape), x, _v.Expand(shape))
 
 
 def broadcast_arrays(*arrays: Tensor) -> tuple[Tensor, ...]:
@@ -320,8 +348,14 @@ def _piece_shape(shape: tuple[int, ...], axis: int, size: int) -> tuple[int, ...
 
 
 def split_sizes(x: Tensor, axis: int, sizes: Sequence[int]) -> tuple[Tensor, ...]:
-    """``x`` cut along ``axis`` (normalized) into pieces of ``sizes`` (checked by the caller to add up)."""
-    return Split.apply(x, axis, tuple(sizes))
+    """``x`` cut along ``axis`` (normalized) into views of ``sizes`` (checked by the caller to add up)."""
+    pieces = Split.apply(x, axis, tuple(sizes))
+    lead, trail = (slice(None),) * axis, (slice(None),) * (x.ndim - axis - 1)
+    start = 0
+    for i, (p, s) in enumerate(zip(pieces, sizes)):
+        _v.make_view(p, x, _v.Index((*lead, slice(start, start + s), *trail)), multi=("Split", i))
+        start += s
+    return pieces
 
 
 def split(x: Tensor, indices_or_sections: int | Sequence[int], /, axis: int = 0) -> list[Tensor]:
@@ -350,7 +384,11 @@ def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     check_tensor(x, "unstack")
     ax = _h.normalize_axis(axis, x.ndim, "unstack")
     pre = (slice(None),) * ax
-    return tuple(_i.getitem(x, (*pre, i)) for i in range(x.shape[ax]))
+    out = tuple(_i.getitem(x, (*pre, i)) for i in range(x.shape[ax]))
+    for i, t in enumerate(out):  # one op's several views, as PyTorch's unbind: not writable in the graph
+        if t._view is not None:
+            t._view.multi = ("Unbind", i)
+    return out
 
 
 class Flip(Function):
@@ -359,7 +397,7 @@ class Flip(Function):
 
     @staticmethod
     def forward(ctx, x, axes):
-        return ctx.xp.flip(x, axis=axes)
+        return ctx.xp.asarray(ctx.xp.flip(x, axis=axes), copy=True)  # a copy, as PyTorch's (NumPy's is a view)
 
     @staticmethod
     def backward(ctx, gy):

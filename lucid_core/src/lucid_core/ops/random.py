@@ -59,7 +59,11 @@ def randint(
 def normal(
     mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, dtype: DTypeLike = None, device: DeviceLike = None
 ) -> Tensor:
-    """Normal samples with the given ``mean`` and ``std`` (numbers or tensors, broadcasting)."""
+    """Normal samples with the given ``mean`` and ``std`` (numbers or tensors, broadcasting).
+
+    With numbers, the backend draws and scales in one step (``Backend.random_normal_scaled``), so a backend
+    that reproduces PyTorch's generator gives ``torch.normal``'s and ``Tensor.normal_``'s numbers.
+    """
     if size is None:
         shapes = [t.shape for t in (mean, std) if isinstance(t, Tensor)]
         if not shapes:
@@ -68,18 +72,36 @@ def normal(
         size = _m.broadcast_shapes(*shapes)
         if device is None:
             device = next(t.device for t in (mean, std) if isinstance(t, Tensor))
-    if isinstance(std, (int, float)) and std < 0:
+    if _is_number(std) and std < 0:
         raise ValueError(f"normal: std must be non-negative, got {std}")
-    z = randn(*((size,) if isinstance(size, int) else tuple(size)), dtype=dtype, device=device)
+    shape = _size(size)
+    if _is_number(mean) and _is_number(std):
+        dev, d = _float(dtype, device, "normal")
+        return _new_tensor(dev.backend.random_normal_scaled(shape, d, dev, float(mean), float(std)), dev)
+    z = randn(*shape, dtype=dtype, device=device)
     return z * std + mean
 
 
 def uniform(
     low: Any = 0.0, high: Any = 1.0, size: Any = (), *, dtype: DTypeLike = None, device: DeviceLike = None
 ) -> Tensor:
-    """Uniform samples in [low, high)."""
-    u = rand(*((size,) if isinstance(size, int) else tuple(size)), dtype=dtype, device=device)
+    """Uniform samples in [low, high) (numbers: drawn and scaled by the backend in one step, as ``normal``)."""
+    shape = _size(size)
+    if _is_number(low) and _is_number(high):
+        if not low <= high:
+            raise ValueError(f"uniform: low ({low}) must not be greater than high ({high})")
+        dev, d = _float(dtype, device, "uniform")
+        return _new_tensor(dev.backend.random_uniform_range(shape, d, dev, float(low), float(high)), dev)
+    u = rand(*shape, dtype=dtype, device=device)
     return u * (high - low) + low
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _size(size: Any) -> tuple[int, ...]:
+    return (size,) if isinstance(size, int) else tuple(size)
 
 
 def bernoulli(p: Any, size: Any = None, *, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
@@ -97,13 +119,21 @@ def bernoulli(p: Any, size: Any = None, *, dtype: DTypeLike = None, device: Devi
 
 
 def permutation(n: int | Tensor, *, device: DeviceLike = None) -> Tensor:
-    """A random permutation of ``range(n)`` (or of a tensor's first axis)."""
+    """A random permutation of ``range(n)`` (or of a tensor's first axis).
+
+    The backend's ``random_permutation`` draws it where it has one (the numpy backend: ``torch.randperm``'s
+    numbers); otherwise it is the argsort of uniforms.
+    """
 
     if isinstance(n, Tensor):
         idx = permutation(n.shape[0], device=n.device)
         return n[idx]
     if n < 0:
         raise ValueError(f"permutation: n must be non-negative, got {n}")
+    dev, d = _c._dev_dtype(None, device, dt.default_int)
+    native = dev.backend.random_permutation(int(n), d, dev)
+    if native is not None:
+        return _new_tensor(native, dev)
     return _s.argsort(rand(n, dtype=dt.float64 if _has_f64(device) else dt.float32, device=device))
 
 

@@ -31,6 +31,23 @@ __all__ = [
 ]
 
 
+#: dtypes whose reductions accumulate in a wider dtype, as PyTorch's do: the reduction runs in the value's dtype
+#: and its result is cast back once, so a float16 sum of 4096 tenths is the float32 sum rounded, not a float16
+#: running sum stuck where its ulp outgrew the terms (bfloat16 joins here when Lucid has it)
+ACCUMULATE: dict[dt.DType, dt.DType] = {dt.float16: dt.float32}
+
+
+def accumulation_dtype(x: Tensor) -> dt.DType | None:
+    """The dtype ``x``'s reductions accumulate in, where it is wider than ``x``'s own (None otherwise)."""
+    return ACCUMULATE.get(x.dtype)
+
+
+def widened(fn: Any, x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``fn(x, ...)`` computed in ``x``'s accumulation dtype and cast back to ``x``'s dtype."""
+    wide = ACCUMULATE[x.dtype]
+    return _m.astype(fn(_m.astype(x, wide), *args, **kwargs), x.dtype)
+
+
 class Sum(Function):
     native = True
     saves_inputs = False  # the gradient needs shapes only
@@ -62,6 +79,8 @@ def sum(  # noqa: A001
 ) -> Tensor:
     """Sum over ``axis`` (all axes by default); integers and bools sum in the default integer dtype."""
     check_tensor(x, "sum")
+    if dtype is None and x.dtype in ACCUMULATE:
+        return widened(sum, x, axis=axis, keepdims=keepdims)
     axes = _h.normalize_axes(axis, x.ndim, "sum")
     native = None
     if dtype is not None:
@@ -78,6 +97,8 @@ def mean(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: b
     check_tensor(x, "mean")
     if x.dtype.kind not in "fc":
         raise TypeError(f"mean: expected a floating-point tensor, got {x.dtype.name}; cast it with .astype(float32)")
+    if x.dtype in ACCUMULATE:
+        return widened(mean, x, axis=axis, keepdims=keepdims)
     axes = _h.normalize_axes(axis, x.ndim, "mean")
     n = 1
     for a in axes:
@@ -97,7 +118,12 @@ class _Extremum(Function):
     def backward(ctx, gy):
         x, axes, keepdims = ctx.inputs
         y = _h.expand_reduced(ctx.output(), x.shape, axes, keepdims)
-        mask = _m.astype(x == y, gy.dtype)
+        hit = x == y
+        if len(axes) == x.ndim and x.ndim:
+            # over every element (PyTorch's max()/min()): a NaN result's gradient goes to the NaNs; a reduction
+            # over some axes leaves NaN where the result is NaN (no element equals it), as amax/amin do
+            hit = _e.logical_or(hit, _e.logical_and(_e.isnan(x), _e.isnan(y)))
+        mask = _m.astype(hit, gy.dtype)
         # ties share the gradient equally
         count = sum(mask, axis=axes, keepdims=True)
         return _h.expand_reduced(gy, x.shape, axes, keepdims) * mask / count, None, None
@@ -173,6 +199,8 @@ def prod(
 ) -> Tensor:
     """Product over ``axis``; the gradient is exact where elements are zero."""
     check_tensor(x, "prod")
+    if dtype is None and x.dtype in ACCUMULATE:
+        return widened(prod, x, axis=axis, keepdims=keepdims)
     if dtype is not None:
         x = _m.astype(x, dt.as_dtype(dtype))
     return Prod.apply(x, _h.normalize_axes(axis, x.ndim, "prod"), keepdims, dtype is not None)
@@ -183,6 +211,8 @@ def var(
 ) -> Tensor:
     """Variance over ``axis`` with ``correction`` degrees of freedom subtracted (1 for the unbiased estimate)."""
     check_tensor(x, "var")
+    if x.dtype in ACCUMULATE:
+        return widened(var, x, axis=axis, correction=correction, keepdims=keepdims)
     axes = _h.normalize_axes(axis, x.ndim, "var")
     n = 1
     for a in axes:
@@ -196,9 +226,27 @@ def var(
 def std(
     x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, correction: float = 0.0, keepdims: bool = False
 ) -> Tensor:
-    """Standard deviation: ``_e.sqrt(var(x, ...))``."""
+    """Standard deviation: the square root of :func:`var`, with gradient 0 (not NaN) where it is 0, as in PyTorch."""
+    check_tensor(x, "std")
+    if x.dtype in ACCUMULATE:
+        return widened(std, x, axis=axis, correction=correction, keepdims=keepdims)
+    return SqrtOfVariance.apply(var(x, axis=axis, correction=correction, keepdims=keepdims))
 
-    return _e.sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+class SqrtOfVariance(Function):
+    """``sqrt(v)`` whose gradient is 0 where ``v`` is 0: a constant row's std has gradient 0, as in PyTorch."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, v):
+        return ctx.xp.sqrt(v)
+
+    @staticmethod
+    def backward(ctx, gy):
+        y = ctx.output()
+        zero = _e.equal(y, 0)
+        return _e.where(zero, 0.0, gy / (2 * _e.where(zero, 1.0, y)))
 
 
 class Logsumexp(Function):
@@ -219,6 +267,8 @@ class Logsumexp(Function):
 def logsumexp(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``axis``, without overflow."""
     check_tensor(x, "logsumexp")
+    if x.dtype in ACCUMULATE:
+        return widened(logsumexp, x, axis=axis, keepdims=keepdims)
     return Logsumexp.apply(x, _h.normalize_axes(axis, x.ndim, "logsumexp"), keepdims)
 
 
@@ -250,6 +300,8 @@ def cumulative_sum(
         if x.ndim != 1:
             raise ValueError(f"cumulative_sum: axis is required for a {x.ndim}-D tensor")
         axis = 0
+    if dtype is None and x.dtype in ACCUMULATE:
+        return widened(cumulative_sum, x, axis=axis, include_initial=include_initial)
     if dtype is not None:
         x = _m.astype(x, dt.as_dtype(dtype))
     return CumulativeSum.apply(x, _h.normalize_axis(axis, x.ndim, "cumulative_sum"), include_initial, dtype is not None)

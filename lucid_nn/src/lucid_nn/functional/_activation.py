@@ -12,6 +12,7 @@ import math
 
 import lucid_core as lc
 from lucid_core import Function, Tensor, kernels
+from lucid_core.ops.reduction import ACCUMULATE, widened
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -63,7 +64,8 @@ def prelu(x: Tensor, weight: Tensor) -> Tensor:
 def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
     _check(x, "elu")
-    return lc.where(x > 0, x, lc.expm1(lc.minimum(x, 0.0)) * alpha)
+    # the negative branch holds at 0 (slope alpha there, as in PyTorch); minimum(x, 0) would halve it
+    return lc.where(x > 0, x, lc.expm1(_nonpositive(x)) * alpha)
 
 
 def selu(x: Tensor) -> Tensor:
@@ -76,7 +78,12 @@ def celu(x: Tensor, alpha: float = 1.0) -> Tensor:
     _check(x, "celu")
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0")
-    return lc.where(x > 0, x, lc.expm1(lc.minimum(x, 0.0) / alpha) * alpha)
+    return lc.where(x > 0, x, lc.expm1(_nonpositive(x) / alpha) * alpha)
+
+
+def _nonpositive(x: Tensor) -> Tensor:
+    """x where x <= 0, else 0: keeps exp's argument finite; at 0 the gradient goes to x whole."""
+    return lc.where(x > 0, lc.zeros_like(x), x)
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
@@ -165,12 +172,19 @@ def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     _check(x, "hardtanh")
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
-    return lc.clip(x, min_val, max_val)
+    return _pass_strictly_inside(x, lc.clip(x, min_val, max_val), min_val, max_val)
+
+
+def _pass_strictly_inside(x: Tensor, y: Tensor, lo: float, hi: float) -> Tensor:
+    """``y``, with the gradient of ``y`` only where lo < x < hi: PyTorch's hardtanh and hardsigmoid give 0 at
+    the bounds themselves (``clip`` passes it there, as PyTorch's clamp does)."""
+    return lc.where(lc.logical_and(x > lo, x < hi), y, y.detach())
 
 
 def hardsigmoid(x: Tensor) -> Tensor:
     """clip(x / 6 + 1 / 2, 0, 1)."""
-    return lc.clip(_check(x, "hardsigmoid") / 6.0 + 0.5, 0.0, 1.0)
+    _check(x, "hardsigmoid")
+    return _pass_strictly_inside(x, lc.clip(x / 6.0 + 0.5, 0.0, 1.0), -3.0, 3.0)
 
 
 def hardswish(x: Tensor) -> Tensor:
@@ -247,6 +261,8 @@ def softmax(x: Tensor, dim: int | None = None, dtype: lc.DTypeLike = None) -> Te
         x = x.astype(dtype)
     if _scalar_case(x):
         return lc.ones_like(x) + 0 * x
+    if x.dtype in ACCUMULATE:  # float16 in float32, as PyTorch does
+        return widened(softmax, x, dim)
     return _Softmax.apply(x, _axis(x, dim, "softmax"))
 
 
@@ -257,6 +273,8 @@ def log_softmax(x: Tensor, dim: int | None = None, dtype: lc.DTypeLike = None) -
         x = x.astype(dtype)
     if _scalar_case(x):
         return 0 * x
+    if x.dtype in ACCUMULATE:
+        return widened(log_softmax, x, dim)
     return _LogSoftmax.apply(x, _axis(x, dim, "log_softmax"))
 
 

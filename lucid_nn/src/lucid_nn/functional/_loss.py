@@ -9,6 +9,7 @@ __all__ = [
 ]  # fmt: skip
 
 import math
+import warnings
 
 import lucid_core as lc
 from lucid_core import Tensor, kernels
@@ -46,10 +47,42 @@ def _pair(x: object, t: object, name: str) -> tuple[Tensor, Tensor]:
     return x, t
 
 
+def _warn_if_broadcast(x: Tensor, t: Tensor) -> None:
+    """PyTorch's warning for a regression target whose shape differs from the input's (it broadcasts, which is
+    rarely what was meant: a (N,) target against (N, 1) predictions gives an (N, N) loss)."""
+    if tuple(t.shape) != tuple(x.shape):
+        warnings.warn(
+            f"Using a target size ({tuple(t.shape)}) that is different to the input size ({tuple(x.shape)}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+class ProbabilityRangeError(ValueError, RuntimeError):
+    """A probability outside [0, 1]: a ``ValueError``, and the ``RuntimeError`` PyTorch raises."""
+
+
+def _check_probabilities(x: Tensor, t: Tensor, name: str) -> None:
+    """Raise :class:`ProbabilityRangeError` where ``x`` or ``t`` has an element outside [0, 1] (NaN included),
+    with PyTorch's messages; both checks are read back together (one sync on lazy backends)."""
+    if not x.size:
+        return
+    with lc.no_grad():
+        bx, bt = (lc.any(lc.logical_not(lc.logical_and(v >= 0, v <= 1))) for v in (x, t))  # NaN compares false
+        lc.eval(bx, bt)  # one evaluation for both on a lazy backend (a no-op on eager ones)
+        bad_x, bad_t = bool(bx.item()), bool(bt.item())
+    if bad_x:
+        raise ProbabilityRangeError(f"{name}: all elements of input should be between 0 and 1")
+    if bad_t:
+        raise ProbabilityRangeError(f"{name}: all elements of target should be between 0 and 1")
+
+
 # -- regression ------------------------------------------------------------------------------------
 def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """(x - target)**2, reduced."""
     x, target = _pair(x, target, "mse_loss")
+    _warn_if_broadcast(x, target)
     _check_reduction(reduction, "mse_loss")
     d = x - target
     return _reduce(d * d, reduction, "mse_loss")
@@ -58,6 +91,7 @@ def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 def l1_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """|x - target|, reduced."""
     x, target = _pair(x, target, "l1_loss")
+    _warn_if_broadcast(x, target)
     _check_reduction(reduction, "l1_loss")
     return _reduce(lc.abs(x - target), reduction, "l1_loss")
 
@@ -65,6 +99,7 @@ def l1_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 def smooth_l1_loss(x: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta."""
     x, target = _pair(x, target, "smooth_l1_loss")
+    _warn_if_broadcast(x, target)
     _check_reduction(reduction, "smooth_l1_loss")
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
@@ -78,6 +113,7 @@ def smooth_l1_loss(x: Tensor, target: Tensor, reduction: str = "mean", beta: flo
 def huber_loss(x: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """0.5 d**2 where |d| <= delta, else delta * (|d| - 0.5 delta)."""
     x, target = _pair(x, target, "huber_loss")
+    _warn_if_broadcast(x, target)
     _check_reduction(reduction, "huber_loss")
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
@@ -341,8 +377,7 @@ def binary_cross_entropy(x: Tensor, target: Tensor, weight: Tensor | None = None
             f"binary_cross_entropy: using a target size ({target.shape}) that is different to the input size "
             f"({x.shape}) is not supported"
         )
-    if x.size and (float(lc.min(x).item()) < 0 or float(lc.max(x).item()) > 1):
-        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    _check_probabilities(x, target, "binary_cross_entropy")
     loss = _BinaryCrossEntropy.apply(x, target)
     if weight is not None:
         loss = loss * weight

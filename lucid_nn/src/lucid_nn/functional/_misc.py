@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import lucid_core as lc
 from lucid_core import Tensor, kernels
+from lucid_core.ops._index_checks import IndexOutOfRangeError, index_bounds
 
 
 def _check(x: object, name: str) -> Tensor:
@@ -126,9 +127,9 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: int | None = None, max_nor
         raise TypeError(f"embedding: indices must be an integer tensor, got {x.dtype.name}")
     n = weight.shape[0]
     if x.size:
-        lo, hi = int(lc.min(x).item()), int(lc.max(x).item())
+        lo, hi = index_bounds(x)  # one read-back of both
         if lo < 0 or hi >= n:  # negative indices too, as PyTorch (they are not counted from the end)
-            raise IndexError(
+            raise IndexOutOfRangeError(
                 f"embedding: index out of range: indices span [{lo}, {hi}] but there are {n} rows "
                 f"(expected 0 <= index < {n})"
             )
@@ -197,13 +198,9 @@ def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: float | No
 
 # -- norms and distances --------------------------------------------------------------------------------
 def _p_norm(x: Tensor, p: float, dim: int | Sequence[int], keepdim: bool) -> Tensor:
-    if p == 2:
-        return lc.sqrt(lc.sum(x * x, axis=dim, keepdims=keepdim))
-    if p == 1:
-        return lc.sum(lc.abs(x), axis=dim, keepdims=keepdim)
-    if p == float("inf"):
-        return lc.max(lc.abs(x), axis=dim, keepdims=keepdim)
-    return lc.sum(lc.abs(x) ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
+    """The p-norm along ``dim``: ``lc.linalg.vector_norm``, whose gradient is 0 (not NaN) at a zero vector."""
+    axis = tuple(dim) if isinstance(dim, Sequence) else dim
+    return lc.linalg.vector_norm(x, axis=axis, keepdims=keepdim, ord=p)
 
 
 def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
