@@ -146,6 +146,8 @@ def _step(t, pos, op):
         return t[key], pos[key]
     if kind == "slice":
         d, a, b, s = args[0] % nd, *args[1:]
+        n = t.shape[d]  # bounds within the axis: array-api-strict refuses out-of-range slices
+        a, b = max(-n, min(a, n)), max(-n, min(b, n))
         key = (slice(None),) * d + (slice(a, b, s),)
         return t[key], pos[key]
     if kind == "transpose":

@@ -193,8 +193,12 @@ class TorchGenerator:
 
     # -- state -------------------------------------------------------------------------------------------
     def get_state(self) -> dict[str, Any]:
-        """A picklable snapshot: the engine's words and position, and the cached normal sample."""
-        return {"generator": "torch-mt19937", "engine": self._engine.state, "cached_normal": self._cached_normal}
+        """A snapshot of plain Python values (picklable, and JSON-ready as the seeds' checkpoints need): the
+        engine's words and position, and the cached normal sample."""
+        st = self._engine.state
+        engine = {"bit_generator": st["bit_generator"], "state": {"key": [int(k) for k in st["state"]["key"]],
+                                                                  "pos": int(st["state"]["pos"])}}  # fmt: skip
+        return {"generator": "torch-mt19937", "engine": engine, "cached_normal": self._cached_normal}
 
     def set_state(self, state: Any) -> None:
         """Restore a snapshot from :meth:`get_state`."""
@@ -204,7 +208,11 @@ class TorchGenerator:
                 f"(generator 'torch-mt19937'), got {_describe(state)}"
             )
         engine = np.random.MT19937(0)
-        engine.state = state["engine"]
+        st = state["engine"]
+        engine.state = {
+            "bit_generator": st["bit_generator"],
+            "state": {"key": np.asarray(st["state"]["key"], dtype=np.uint32), "pos": int(st["state"]["pos"])},
+        }
         self._engine = engine
         cached = state.get("cached_normal")
         self._cached_normal = None if cached is None else float(cached)

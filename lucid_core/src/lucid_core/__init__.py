@@ -10,9 +10,9 @@ entry-point group the first time a tensor is made. This package imports no array
 from __future__ import annotations
 
 from . import _dtypes as _dt
+from . import _views as _views  # views that alias their base (loaded early: Tensor's write path calls it)
 from . import fft, linalg
 from . import fused as fused  # optimizers' fused updates (a submodule, not in the Array API namespace)
-from . import _views as _views  # views that alias their base (loaded early: Tensor's write path calls it)
 from ._autograd import (
     Function,
     backward,
