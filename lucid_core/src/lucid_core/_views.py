@@ -39,6 +39,7 @@ from typing import Any
 
 from . import kernels
 from ._autograd import Function
+from ._grad_mode import _mode
 from ._tensor import Tensor, _new_tensor
 
 _addresses = itertools.count(1)
@@ -489,8 +490,6 @@ def make_view(out: Tensor, src: Tensor, step: Step | None, *, track: bool = True
     ``step`` None makes a full alias (``detach``). ``track`` says whether it is a differentiable view;
     ``multi`` names the op and output index of one of several views one op returned (split, unbind).
     """
-    from ._grad_mode import _mode
-
     box = src._storage()
     sv = src._view
     if sv is None:
@@ -589,8 +588,6 @@ def write_in_graph(t: Tensor, fn: Any, opname: str) -> Tensor:
     the base (``t`` among them) becomes its recipe replayed on the new base. The tensors as they were
     (ghosts) keep the edges made to them before the write.
     """
-    from ._grad_mode import _mode
-
     v = t._view
     base = v.base
     if v.no_grad:
@@ -617,7 +614,7 @@ def write_in_graph(t: Tensor, fn: Any, opname: str) -> Tensor:
     ghost = t._ghost()
     result = fn(ghost)
     t._check_fits(result, opname)
-    if not (result._requires_grad or base._requires_grad) or base._box is not box or not _mode.enabled:
+    if not (result._requires_grad or base._requires_grad) or base._box is not box:
         # nothing to record after all (or a base whose data was replaced since): a plain write of the values
         if result._requires_grad:
             t._become(ghost, result)
