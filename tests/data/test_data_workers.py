@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import multiprocessing
 import os
 import random
 import re
@@ -41,7 +42,7 @@ from worker_datasets import (
 )
 
 import lucid_core as lc
-from lucid_data import DataLoader, TensorDataset, _shm, get_worker_info
+from lucid_data import DataLoader, TensorDataset, _shm, _workers, get_worker_info
 from lucid_data._shm import INLINE_BYTES
 
 HERE = Path(__file__).parent
@@ -462,6 +463,31 @@ def test_a_worker_dead_before_taking_its_next_task_is_reported_and_the_others_st
         for _ in range(40):
             it._workers.send(1, (10_000, it._epoch, [0]))
     it.close()
+
+
+def _read_flag_for_ever(flag) -> None:
+    while True:
+        flag.is_set()
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_worker_killed_while_reading_the_stop_flag_cannot_block_closing(method):
+    # workers read the stop flag after every task; one SIGKILLed in the middle of a read must not leave
+    # anything locked (a multiprocessing Event would keep its lock, and every close() would wait for ever)
+    ctx = multiprocessing.get_context(method)
+    flag = _workers._StopFlag(ctx)
+    readers = [ctx.Process(target=_read_flag_for_ever, args=(flag,), daemon=True) for _ in range(4)]
+    for p in readers:
+        p.start()
+    time.sleep(0.3 if method == "fork" else 2.0)  # reading in a loop by now
+    for p in readers:
+        os.kill(p.pid, signal.SIGKILL)
+        p.join(5)
+    setter = threading.Thread(target=flag.set, daemon=True)
+    setter.start()
+    setter.join(2.0)
+    assert not setter.is_alive(), "setting the stop flag blocked on a lock held by a killed worker"
+    assert flag.is_set()
 
 
 # -- nothing left behind --------------------------------------------------------------------------------

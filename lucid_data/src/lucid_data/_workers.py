@@ -10,6 +10,7 @@ processes pass pickles through a pipe each, with tensors' bytes in shared memory
 from __future__ import annotations
 
 import atexit
+import ctypes
 import importlib
 import itertools
 import multiprocessing
@@ -592,6 +593,19 @@ def _process_main(
         pass  # the main process closed its end: nothing left to do
 
 
+class _StopFlag:
+    """A flag shared with the worker processes that nobody can leave locked (``is_set``/``set`` as an Event's)."""
+
+    def __init__(self, ctx: Any) -> None:
+        self._value = ctx.RawValue(ctypes.c_bool, False)  # one byte in shared memory: reads and writes are atomic
+
+    def is_set(self) -> bool:
+        return bool(self._value.value)
+
+    def set(self) -> None:
+        self._value.value = True
+
+
 class _ProcessWorkers:
     """``num_workers`` processes, each with its own pipe; results are pickles, tensors in shared memory."""
 
@@ -618,7 +632,9 @@ class _ProcessWorkers:
         self.processes: list[Any] = []
         self._conns: list[connection.Connection] = []
         self._closed = False
-        self._stop = ctx.Event()
+        # the stop flag is one shared byte with no lock: a worker killed while reading an Event would hold
+        # its lock for ever, and the next set() here (every close) would wait on it for ever
+        self._stop = _StopFlag(ctx)
         # the dataset's tensors go to each worker in segments it unlinks once read; one that dies first
         # leaves them to us
         self._start_segments: list[str] = []
