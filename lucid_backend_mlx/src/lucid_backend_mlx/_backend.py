@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import lucid_core as lc
+from lucid_core import DType
 from lucid_core.backend import Backend, Device
 
 from ._cnn import cnn_kernels
@@ -125,6 +127,31 @@ class MLXBackend(Backend):
 
     def to_list(self, array: Any) -> Any:
         return array.tolist()
+
+    def from_reader(
+        self, read_into: Callable[[memoryview], None], dtype: DType, shape: tuple[int, ...], device: Device
+    ) -> Any:
+        """The bytes go straight into a fresh MLX array: MLX's memory is the host's (unified), and an evaluated
+        array exposes it writable through the buffer protocol, so a checkpoint's tensor is held once, not as a
+        host buffer plus MLX's copy of it. Dtypes the buffer protocol cannot express take the default path."""
+        mx = self.mx
+        if dtype.name == "float64" and device.type == "gpu":
+            return super().from_reader(read_into, dtype, shape, device)  # refused there with MLX's message
+        out = mx.zeros(shape, dtype=self.native_dtype(dtype), stream=device.native)
+        mx.eval(out)
+        try:
+            view = memoryview(out)
+        except (TypeError, ValueError, BufferError):
+            return super().from_reader(read_into, dtype, shape, device)
+        if view.readonly or not view.c_contiguous or view.nbytes != out.nbytes:
+            view.release()
+            return super().from_reader(read_into, dtype, shape, device)
+        try:
+            if view.nbytes:
+                read_into(view.cast("B"))
+        finally:
+            view.release()
+        return out
 
     def from_foreign(self, array: Any, source: Backend, device: Device) -> Any:
         # MLX cannot wrap foreign memory: the data is copied once, keeping its dtype (MLX would narrow float64)
