@@ -9,6 +9,7 @@ integer tensors by 0 raise ``RuntimeError: ZeroDivisionError`` (floats give inf/
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -113,3 +114,21 @@ def test_embedding_index_out_of_range_raises(bad: int, device: lc.Device) -> Non
     with pytest.raises(IndexError, match=r"embedding: index out of range: .* \(expected 0 <= index < 3\)") as info:
         F.embedding(_t([0, bad], device), w)
     assert isinstance(info.value, RuntimeError)
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        (lambda d: lc.asarray([0, 5], device=d), "index 5 is out of bounds for axis 0 with size 2"),
+        (lambda d: (slice(None), lc.asarray([3], device=d)), "index 3 is out of bounds for axis 1 with size 3"),
+        (lambda d: (Ellipsis, lc.asarray([[-4]], device=d)), "index -4 is out of bounds for axis 1 with size 3"),
+    ],
+)
+def test_index_tensor_past_the_end_raises_on_read_and_write(key: object, message: str, device: lc.Device) -> None:
+    # MLX read the memory past the array and returned it as values (a silent wrong result) before it checked
+    x = lc.reshape(lc.arange(6, device=device), (2, 3))
+    with pytest.raises(IndexError, match=re.escape(message)):
+        x[key(device)]
+    with pytest.raises(IndexError, match=re.escape(message)):
+        x[key(device)] = 1
+    assert x.tolist() == [[0, 1, 2], [3, 4, 5]]

@@ -23,8 +23,9 @@ class MLXBackend(Backend):
 
     name = "mlx"
     #: check integer-array indices against the axis size, raising IndexError as NumPy does (MLX reads
-    #: garbage instead); off by default because it costs one host sync per advanced index
-    check_index_bounds = False
+    #: memory past the array instead: a silent wrong result); costs one host sync per advanced index, so a
+    #: program that has checked its indices itself may turn it off (``lucid_core.get_backend("mlx")``)
+    check_index_bounds = True
     #: run the forward convolution and its input gradient through ``mx.conv_general`` on the CPU device
     #: too (on the GPU always); off because MLX's CPU convolution is slower than im2col + matmul there
     conv_general_on_cpu = False

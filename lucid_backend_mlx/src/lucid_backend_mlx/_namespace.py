@@ -580,7 +580,8 @@ def expand_bool_keys(key: Any) -> Any:
 
 
 def check_index_bounds(shape: tuple[int, ...], key: Any) -> None:
-    """Raise IndexError for out-of-range integer-array indices (MLX would read garbage); one host sync."""
+    """Raise IndexError for out-of-range integer-array indices, as NumPy words it (MLX would read memory past
+    the array and return it as values); the smallest and largest entry of every index array in one host sync."""
     if not isinstance(key, tuple):
         key = (key,)
     consuming = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
@@ -593,15 +594,15 @@ def check_index_bounds(shape: tuple[int, ...], key: Any) -> None:
         if k is None:
             continue
         if isinstance(k, mx.array) and k.size and dim < len(shape):
-            n = shape[dim]
-            checks.append((dim, n, mx.any((k < -n) | (k >= n))))
+            checks.append((dim, shape[dim], k))
         dim += 1
     if not checks:
         return
-    bad = mx.stack([c for _, _, c in checks]).tolist()
-    for (axis, n, _), b in zip(checks, bad):
-        if b:
-            raise IndexError(f"an index array holds values out of bounds for axis {axis} with size {n}")
+    bounds = mx.stack([mx.stack([mx.min(k).astype(mx.int64), mx.max(k).astype(mx.int64)]) for _, _, k in checks])
+    for (axis, n, _), (lo, hi) in zip(checks, bounds.tolist()):
+        bad = lo if lo < -n else hi if hi >= n else None
+        if bad is not None:
+            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
 
 
 # -- the namespace ---------------------------------------------------------------------------------
