@@ -135,8 +135,8 @@ class Tensor:
     """
 
     __slots__ = (
-        "__weakref__", "_box", "_data", "_device", "_grad", "_node", "_out_idx", "_requires_grad", "_retains_grad",
-        "_view",
+        "__weakref__", "_box", "_data", "_device", "_ghosts", "_grad", "_node", "_out_idx", "_requires_grad",
+        "_retains_grad", "_view",
     )  # fmt: skip
     __array_priority__ = 1000  # NumPy defers `ndarray <op> Tensor` to us
 
@@ -544,12 +544,25 @@ class Tensor:
             _VIEWS.retake_views(self, views)
 
     def _hand_over(self, ghost: Tensor | None) -> None:
-        """Before a write in the graph: the edges made to this tensor so far now belong to ``ghost``."""
+        """Before a write in the graph: the edges made to this tensor so far now belong to ``ghost``.
+
+        This tensor holds its ghosts (``_ghosts``; the storage's table only finds them by version): the nodes
+        with edges to its older versions hold this tensor, so a ghost lives exactly as long as an edge may
+        lead to it, whichever node of a backward pass runs first. Ghosts of freed graphs are dropped as
+        the list grows.
+        """
         if ghost is None:
             return
         if self._node is not None:
             _replace_output(self._node, self._out_idx, ghost)
         self._box.add_ghost(self, ghost)
+        try:
+            held = self._ghosts
+        except AttributeError:  # the first write in the graph: the slot is set only here
+            held = self._ghosts = []
+        if len(held) >= 8 and not len(held) & (len(held) - 1):
+            held[:] = [g for g in held if g._node is not None and g._node.inputs is not None]
+        held.append(ghost)
 
     def _take_node(self, result: Tensor, version: int) -> None:
         """Become the output of ``result``'s node (whose values this tensor now holds) at ``version``."""
