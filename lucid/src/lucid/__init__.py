@@ -13,9 +13,12 @@ import importlib
 import os
 from typing import Any, BinaryIO
 
+import lucid_core as _lucid_core
 from lucid_core import *  # noqa: F403 - the engine's namespace; the names below adapt it to PyTorch's
 from lucid_core import DType as dtype  # noqa: N813 - PyTorch's name for the dtype type
 from lucid_core import Tensor
+from lucid_core._format import Layout as layout  # noqa: N813 - PyTorch's name for the layout type
+from lucid_core._format import strided
 from lucid_core._tensor_methods import Size, ValuesIndices
 
 from . import _functions
@@ -34,7 +37,25 @@ from ._creation import (
 )
 from ._device import device
 from ._functions import *  # noqa: F403
+from ._generator import Generator, default_generator
+from ._generator import accepting_generator as _accepting_generator
 from ._grad_mode import inference_mode, is_inference_mode_enabled, set_grad_enabled
+from ._linalg_names import *  # noqa: F403 - torch.det, torch.lgamma, windows; binds linalg/fft/special
+from ._namespace_tail import *  # noqa: F403 - torch-level nn ops, view copies, typed tensors, switches
+from ._runtime import *  # noqa: F403 - determinism switches, typename, is_storage
+
+# these replace names of the star imports above: the default dtype is lucid_core's switch (not _functions'
+# fixed float32), and the random functions take PyTorch's generator= (a lucid.Generator)
+get_default_dtype = _lucid_core.get_default_dtype
+set_default_dtype = _lucid_core.set_default_dtype
+set_printoptions = _lucid_core.set_printoptions
+rand = _accepting_generator(rand)
+randn = _accepting_generator(randn)
+randperm = _accepting_generator(randperm)
+randint = _accepting_generator(randint)
+normal = _accepting_generator(normal, from_input=True)
+bernoulli = _accepting_generator(bernoulli, from_input=True)
+multinomial = _accepting_generator(multinomial, from_input=True)
 
 # PyTorch's dtype names (``lucid.long`` is int64, ``lucid.float`` float32...)
 long = int64
@@ -46,14 +67,13 @@ short = int16
 cfloat = complex64
 cdouble = complex128
 bool = bool
-FloatTensor = Tensor  # for isinstance checks in older PyTorch code
-LongTensor = Tensor
 
 __version__ = "0.1.0"
 
 # submodules, imported on first attribute access (``import lucid.nn`` works as usual too)
 _SUBMODULES = {
     "nn",
+    "distributions",
     "optim",
     "utils",
     "data",
@@ -62,6 +82,12 @@ _SUBMODULES = {
     "cuda",
     "backends",
     "accelerator",
+    "linalg",
+    "fft",
+    "special",
+    "testing",
+    "profiler",
+    "onnx",
 }
 
 

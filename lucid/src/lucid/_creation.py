@@ -41,10 +41,11 @@ def arange(
     device: lc.DeviceLike = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """``start, start + step, ...`` below ``end``: int64 when every bound is an int, else float32 (PyTorch's rule)."""
+    """``start, start + step, ...`` below ``end``: int64 when every bound is an int, else the default float dtype
+    (PyTorch's rule)."""
     bounds = (start, end, step)
     if dtype is None and any(isinstance(b, float) for b in bounds):
-        dtype = lc.float32
+        dtype = lc.get_default_dtype()
     out = lc.arange(start, end, step, dtype=dtype, device=device)
     return out.requires_grad_() if requires_grad else out
 

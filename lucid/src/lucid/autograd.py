@@ -1,10 +1,29 @@
 """``lucid.autograd``: PyTorch's ``torch.autograd``: ``grad``, ``backward``, ``Function``, grad modes, ``gradcheck``."""
 
-from lucid_core import Function, backward, enable_grad, grad, gradcheck, gradgradcheck, no_grad
+from typing import Any
+
+from lucid_core import Function, Tensor, backward, enable_grad, grad, gradcheck, gradgradcheck, no_grad
 
 from ._grad_mode import inference_mode, set_grad_enabled
 
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """PyTorch's pre-0.4 wrapper, kept as PyTorch keeps it: ``Variable(t, requires_grad=False)`` is a new leaf
+    sharing ``t``'s data (``t.detach()``, requiring grad if asked), and every tensor is a ``Variable``."""
+
+    def __new__(cls, data: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:  # type: ignore[misc]
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        out = data.detach()
+        return out.requires_grad_() if requires_grad else out
+
+
 __all__ = [
     "Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "gradcheck",
-    "gradgradcheck",
+    "gradgradcheck", "Variable",
 ]  # fmt: skip

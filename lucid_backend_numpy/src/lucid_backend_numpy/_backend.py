@@ -16,6 +16,7 @@ from ._malloc import tune_malloc
 from ._native import compiled as _compiled
 from ._native import ptr as _ptr
 from ._parallel import parallel_batches
+from ._special import special_kernels
 
 
 class NumpyBackend(Backend):
@@ -376,6 +377,7 @@ def _kernels(np: Any) -> dict[str, Any]:
     table = {
         **_conv_kernels(np, native),
         **cnn_kernels(np, native),
+        **special_kernels(np),
         **_nn_kernels(np, erf, fallback, native),
         "relu_grad": relu_grad,
         "linear": linear,

@@ -13,6 +13,7 @@ from . import _dtypes as _dt
 from . import _views as _views  # views that alias their base (loaded early: Tensor's write path calls it)
 from . import fft, linalg
 from . import fused as fused  # optimizers' fused updates (a submodule, not in the Array API namespace)
+from . import special as special  # torch.special's engine (a submodule, not in the Array API namespace)
 from ._autograd import (
     Function,
     backward,
@@ -33,6 +34,7 @@ from ._dtypes import (
     float16,
     float32,
     float64,
+    get_default_dtype,
     iinfo,
     int8,
     int16,
@@ -40,11 +42,16 @@ from ._dtypes import (
     int64,
     isdtype,
     result_type,
+    set_default_dtype,
     uint8,
     uint16,
     uint32,
     uint64,
 )
+from ._format import attach as _attach_format
+from ._format import set_printoptions
+from ._generator import Generator
+from ._generator import attach as _attach_random
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ._info import __array_namespace_info__
 from ._keywords import add_keyword_hints as _add_keyword_hints
@@ -100,6 +107,8 @@ from .ops.utility import __all__ as _utility_all
 
 # Tensor's operators and methods are ops: put on the class now that the ops exist (the one install step)
 _attach_tensor_methods()
+_attach_format(Tensor)  # __format__ and PyTorch's layout properties
+_attach_random(Tensor)  # generator= on the in-place random methods
 
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
@@ -125,7 +134,8 @@ __all__ = [
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128",
-    "result_type", "can_cast", "isdtype", "finfo", "iinfo",
+    "result_type", "can_cast", "isdtype", "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
+    "Generator", "set_printoptions",
     "gradcheck", "gradgradcheck", "GradcheckError",
     "get_num_threads", "set_num_threads",
     "manual_seed", "initial_seed", "get_rng_state", "set_rng_state", "host_rng",
@@ -143,4 +153,4 @@ _add_keyword_hints(globals(), "lucid_core.")
 _add_keyword_hints(vars(linalg), "lucid_core.linalg.")
 _add_keyword_hints(vars(fft), "lucid_core.fft.")
 
-del _dt, _add_keyword_hints, _attach_tensor_methods
+del _dt, _add_keyword_hints, _attach_tensor_methods, _attach_format, _attach_random

@@ -29,6 +29,9 @@ __all__ = [
     "iinfo",
     "default_float",
     "default_int",
+    "default_complex",
+    "get_default_dtype",
+    "set_default_dtype",
 ]
 
 import builtins
@@ -91,8 +94,10 @@ BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
 # Lucid's dtypes that the Array API standard does not define (not listed by ``__array_namespace_info__``)
 EXTENSION_DTYPES: tuple[DType, ...] = (float16,)
 
+# the defaults are read at call time (``dt.default_float``), so set_default_dtype reaches every factory
 default_float = float32
 default_int = int64
+default_complex = complex64
 
 _SIGNED = (int8, int16, int32, int64)
 _UNSIGNED = (uint8, uint16, uint32, uint64)
@@ -169,8 +174,27 @@ def scalar_dtype(value: Any) -> DType:
     if isinstance(value, float):
         return default_float
     if isinstance(value, complex):
-        return complex64
+        return default_complex
     raise TypeError(f"expected a Python scalar, got {type(value).__name__}")
+
+
+def get_default_dtype() -> DType:
+    """The dtype of new floating-point tensors made from Python floats or without a dtype (float32 at start)."""
+    return default_float
+
+
+def set_default_dtype(d: DType) -> None:
+    """Make ``d`` (float16, float32 or float64) the default floating-point dtype, as ``torch.set_default_dtype``.
+
+    Factories without a dtype (``zeros``, ``rand``, ``arange`` with float bounds), Python floats
+    (``tensor(1.0)``) and int-to-float promotion follow it; Python complex numbers get the complex dtype of
+    the same precision (complex128 for float64). Integer data stays int64.
+    """
+    global default_float, default_complex
+    if not isinstance(d, DType) or d.kind != "f":
+        raise TypeError(f"only floating-point types are supported as the default type, got {d!r}")
+    default_float = d
+    default_complex = complex128 if d is float64 else complex64
 
 
 def promote_with_scalar(dtype: DType, value: Any) -> DType:
@@ -185,7 +209,9 @@ def promote_with_scalar(dtype: DType, value: Any) -> DType:
     if isinstance(value, complex):
         if k == "c":
             return dtype
-        return complex128 if dtype is float64 else complex64
+        if k == "f":
+            return complex128 if dtype is float64 else complex64
+        return default_complex
     raise TypeError(f"expected a Python scalar, got {type(value).__name__}")
 
 
@@ -235,6 +261,18 @@ class finfo_object:  # noqa: N801 - the standard's name
     min: float
     smallest_normal: float
     dtype: DType
+
+    @property
+    def tiny(self) -> float:
+        """PyTorch's name for ``smallest_normal``."""
+        return self.smallest_normal
+
+    @property
+    def resolution(self) -> float:
+        """``10 ** -precision``, the decimal resolution PyTorch reports (1e-06 for float32)."""
+        import math
+
+        return 10.0 ** -math.floor(-math.log10(self.eps))
 
 
 @dataclass(frozen=True)
@@ -291,5 +329,5 @@ def as_dtype(dtype: DTypeLike) -> DType:
     if dtype is builtins.bool:
         return bool
     if dtype is builtins.complex:
-        return complex64
+        return default_complex
     raise TypeError(f"expected a lucid_core dtype (e.g. lucid_core.float32) or its name, got {dtype!r}")

@@ -15,9 +15,12 @@ import math
 from typing import Any
 
 PRECISION = 4
-THRESHOLD = 1000
+THRESHOLD: float = 1000
 EDGEITEMS = 3
 LINEWIDTH = 80
+SCI_MODE: bool | None = None  # None: chosen per tensor by PyTorch's rule; True/False forces it
+
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
 
 _ELIDED = object()  # marks where a summary leaves values or slices out
 
@@ -126,9 +129,13 @@ class _Formatter:
         self.int_mode = all(v == math.ceil(v) for v in finite)
         if self.int_mode:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
-            texts = [f"{v:.{PRECISION}e}" if self.sci_mode else f"{v:.0f}." for v in finite]
         else:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+        if SCI_MODE is not None:
+            self.sci_mode = SCI_MODE
+        if self.int_mode and not self.sci_mode:
+            texts = [f"{v:.0f}." for v in finite]
+        else:
             texts = [f"{v:.{PRECISION}e}" if self.sci_mode else f"{v:.{PRECISION}f}" for v in finite]
         self.width = max(self.width, *(len(s) for s in texts))
 
@@ -172,3 +179,70 @@ def _nested(values: Any, ndim: int, indent: int, one: Any, width: int) -> str:
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     slices = ["..." if v is _ELIDED else _nested(v, ndim - 1, indent + 1, one, width) for v in values]
     return "[" + ("," + "\n" * (ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def set_printoptions(
+    precision: int | None = None,
+    threshold: float | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
+    """PyTorch's ``set_printoptions``: digits, summary threshold and edge items, line width, notation.
+
+    ``profile`` (``"default"``, ``"short"`` or ``"full"``) sets all four numbers first; the others override it.
+    ``sci_mode`` None lets each tensor choose (PyTorch's rule), True/False forces scientific or fixed notation.
+    """
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}, got {profile!r}")
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]
+    if precision is not None:
+        PRECISION = int(precision)
+    if threshold is not None:
+        THRESHOLD = threshold
+    if edgeitems is not None:
+        EDGEITEMS = int(edgeitems)
+    if linewidth is not None:
+        LINEWIDTH = int(linewidth)
+    SCI_MODE = sci_mode
+
+
+class Layout:
+    """A tensor's memory layout (PyTorch's ``torch.layout``); Lucid's tensors are all ``strided``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"lucid.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+strided = Layout("strided")
+
+
+def _format(self: Any, format_spec: str) -> str:
+    """``f"{loss:.4f}"``: a 0-d tensor formats its value (``item()``); any other takes only ``""`` (``str``)."""
+    if not self.shape:
+        return self.detach().item().__format__(format_spec)
+    return object.__format__(self, format_spec)
+
+
+def _false(self: Any) -> bool:
+    return False
+
+
+def attach(tensor_type: type) -> None:
+    """Put ``__format__`` and PyTorch's layout questions on the Tensor class (called once by ``lucid_core``)."""
+    tensor_type.__format__ = _format  # type: ignore[method-assign]
+    for name, what in (("is_xpu", "Intel GPU"), ("is_sparse", "sparse"), ("is_quantized", "quantized"),
+                       ("is_meta", "meta (shape-only)")):  # fmt: skip
+        setattr(tensor_type, name, property(_false, doc=f"False: Lucid has no {what} tensors."))
+    tensor_type.layout = property(lambda self: strided, doc="``lucid.strided``: every Lucid tensor is strided.")

@@ -34,9 +34,9 @@ from .ops import _index_checks as _ix
 from .ops import complex as _cx
 from .ops import creation as _c
 from .ops import elementwise as _e
+from .ops import extended as _x
 from .ops import indexing as _i
 from .ops import manipulation as _m
-from .ops import products as _p
 from .ops import random as _rand
 from .ops import reduction as _r
 from .ops import searching as _s
@@ -454,8 +454,12 @@ def unbind(self: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     return tuple(_m.unstack(self, axis=dim))
 
 
-def flip(self: Tensor, *dims: Any) -> Tensor:
-    """Reverse the order of elements along ``dims``."""
+def flip(self: Tensor, *dims: Any, **kwargs: Any) -> Tensor:
+    """Reverse the order of elements along ``dims`` (``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=...)``)."""
+    if kwargs:
+        if dims or set(kwargs) != {"dims"}:
+            raise TypeError(f"flip() takes the dims once, positionally or as dims=; got {dims} and {sorted(kwargs)}")
+        dims = (kwargs["dims"],)
     return _m.flip(self, axis=_shape_args(dims))
 
 
@@ -836,6 +840,145 @@ def masked_select(self: Tensor, mask: Tensor) -> Tensor:
     return _i.getitem(x, m)
 
 
+# -- PyTorch ops of the op table that build on the helpers above ---------------------------------------------------
+def dist(input: Tensor, other: Tensor, p: float = 2.0) -> Tensor:
+    """The ``p``-norm of ``input - other``."""
+    return linalg.vector_norm(_e.subtract(input, other), ord=p)
+
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to norm ``maxnorm``."""
+    d = normalize_axis(dim, input.ndim, "renorm")
+    others = tuple(a for a in range(input.ndim) if a != d)
+    norms = linalg.vector_norm(input, axis=others, keepdims=True, ord=p)
+    scale = _e.where(_e.greater(norms, maxnorm), maxnorm / (norms + 1e-7), _c.ones_like(norms))
+    return input * scale
+
+
+def _split_at(input: Tensor, sections: Any, dim: int, name: str, min_ndim: int) -> tuple[Tensor, ...]:
+    if input.ndim < min_ndim:
+        raise RuntimeError(
+            f"torch.{name} requires a tensor with at least {min_ndim} dimension, but got a tensor with {input.ndim} "
+            "dimensions!"
+        )
+    if isinstance(sections, int) and input.shape[dim] % sections:
+        raise RuntimeError(
+            f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+            f"{input.shape[dim]} is not divisible by the split_size {sections}!"
+        )
+    return tensor_split(input, sections, dim)
+
+
+def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """Split along axis 0 (into equal parts, or at the indices)."""
+    return _split_at(input, indices_or_sections, 0, "vsplit", 2)
+
+
+def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """Split along axis 1 (axis 0 for 1-D tensors)."""
+    return _split_at(input, indices_or_sections, 1 if input.ndim > 1 else 0, "hsplit", 1)
+
+
+def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """Split along axis 2."""
+    return _split_at(input, indices_or_sections, 2, "dsplit", 3)
+
+
+def broadcast_shapes(*shapes: Any) -> Any:
+    """The shape that ``shapes`` broadcast to (ints count as 1-D shapes), as a ``Size``."""
+    return Size(_m.broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-D tensor's values on the ``diagonal``-th diagonal of a square matrix, or a matrix's diagonal."""
+    if input.ndim == 1:
+        return _x.diag_embed(input, diagonal)
+    if input.ndim != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+    return _m.clone(input.diagonal(diagonal))
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy with the slices of ``source`` written at ``index`` along ``dim``."""
+    d = normalize_axis(dim, builtins.max(input.ndim, 1), "index_copy")
+    key = (slice(None),) * d + (_m.reshape(index, (-1,)),)
+    nkey, _ = _i._native_key(input, key)
+    return _Scatter.apply(input, _m.astype(source, input.dtype) if source.dtype is not input.dtype else source, nkey)
+
+
+def index_put(input: Tensor, indices: Sequence[Tensor], values: Any, accumulate: bool = False) -> Tensor:
+    """A copy with ``values`` written (or added, with ``accumulate``) at the advanced index ``indices``."""
+    key = tuple(indices)
+    if accumulate:
+        v = values if isinstance(values, Tensor) else _c.asarray(values, dtype=input.dtype, device=input.device)
+        sel = _i.getitem(input, key)
+        return _e.add(input, _scattered(input.shape, key, _m.broadcast_to(_m.astype(v, input.dtype), sel.shape)))
+    v = values if isinstance(values, Tensor) else _c.asarray(values, dtype=input.dtype, device=input.device)
+    sel_shape = _i.getitem(input.detach(), key).shape
+    nkey, _ = _i._native_key(input, key)
+    return _Scatter.apply(input, _m.broadcast_to(_m.astype(v, input.dtype), sel_shape), nkey)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy with ``source``'s leading elements written, in order, where ``mask`` (broadcast) is true."""
+    m = _m.broadcast_to(mask, input.shape)
+    k = int(_r.sum(_m.astype(m, dt.int64)).item())
+    if k > source.size:
+        raise RuntimeError(f"masked_scatter: the mask selects {k} elements but source has only {source.size}")
+    return index_put(input, (m,), _m.reshape(source, (-1,))[:k])
+
+
+def scatter_reduce(
+    input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
+    """``input`` with ``src`` reduced (``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``) into the slots
+    ``index`` names along ``dim``."""
+    _check_index(input, index, "scatter_reduce")
+    d = normalize_axis(dim, input.ndim, "scatter_reduce")
+    key = _index_key(index, d)
+    src = _i.getitem(src, tuple(slice(0, i) for i in index.shape)) if src.shape != index.shape else src
+    ones = _c.ones(index.shape, dtype=input.dtype, device=input.device)
+    count = _scattered(input.shape, key, ones)
+    touched = _e.greater(count, 0)
+    if reduce in ("sum", "mean"):
+        total = _scattered(input.shape, key, src)
+        if include_self:
+            total = total + input
+            count = count + 1
+        if reduce == "mean":
+            total = total / _e.maximum(count, 1) if input.dtype.kind == "f" else total // _e.maximum(count, 1)
+        return _e.where(touched, total, input) if not include_self else total
+    if reduce == "prod":
+        # a product is the exp of a sum of logs only for positive values; gather per slot instead
+        return _reduce_slots(input, d, index, src, include_self, touched, lambda v: _r.prod(v, axis=-1), 1)
+    if reduce in ("amax", "amin"):
+        fill = -math.inf if reduce == "amax" else math.inf
+        fn = (lambda v: _r.max(v, axis=-1)) if reduce == "amax" else (lambda v: _r.min(v, axis=-1))
+        return _reduce_slots(input, d, index, src, include_self, touched, fn, fill)
+    raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+
+
+def _reduce_slots(input: Tensor, d: int, index: Tensor, src: Tensor, include_self: bool, touched: Tensor, fn: Any,
+                  neutral: float) -> Tensor:  # fmt: skip
+    """Reduce, for each slot of ``input``, the ``src`` values scattered into it (one hit matrix per axis ``d``)."""
+    x = _m.moveaxis(input, d, -1)  # (..., n)
+    idx = _m.moveaxis(index, d, -1)  # (..., k)
+    s = _m.moveaxis(src, d, -1)
+    n = x.shape[-1]
+    lead = idx.shape[:-1]
+    xl = _i.getitem(x, (*(slice(0, i) for i in lead), slice(None)))
+    hit = _e.equal(_m.expand_dims(idx, axis=-2), _m.reshape(_c.arange(n, device=x.device), (n, 1)))  # (..., n, k)
+    vals = _e.where(hit, _m.expand_dims(s, axis=-2), _c.full((), neutral, dtype=x.dtype, device=x.device))
+    if include_self:
+        vals = _m.concat([vals, _m.expand_dims(xl, axis=-1)], axis=-1)
+    red = fn(vals)  # (lead..., n)
+    pad = [(0, a - b) for a, b in zip(x.shape[:-1], lead)] + [(0, 0)]
+    red = _m.pad(red, pad)
+    region = _m.pad(_c.ones((*lead, n), dtype=dt.bool, device=x.device), pad)
+    out = _e.where(region, red, x)
+    return _e.where(touched, _m.moveaxis(out, -1, d), input)
+
+
 # -- devices --------------------------------------------------------------------------------------------------------
 def _gpu_is_metal() -> bool:
     return sys.platform == "darwin"
@@ -931,68 +1074,18 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
     return self.copy_(_rand.uniform(a, b, self.shape, dtype=self.dtype, device=self._device))
 
 
-def _unary(fn: Any) -> Any:
-    def method(self: Tensor) -> Tensor:
-        return fn(self)
-
-    method.__name__ = fn.__name__
-    method.__doc__ = f"Alias of :func:`lucid_core.{fn.__name__}`."
-    return method
-
-
-def _binary(fn: Any, name: str) -> Any:
-    def method(self: Tensor, other: Any) -> Tensor:
-        return fn(self, other)
-
-    method.__name__ = name
-    method.__doc__ = f"``{name}(self, other)``: alias of :func:`lucid_core.{fn.__name__}`."
-    return method
-
-
-_UNARY = (
-    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square", "abs", "sign", "sin", "cos", "tan",
-    "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu", "floor", "ceil", "round", "trunc",
-    "reciprocal", "isnan", "isinf", "isfinite", "logical_not", "erf", "negative",
-)  # fmt: skip
-_BINARY = {
-    "eq": _e.equal, "ne": _e.not_equal, "lt": _e.less, "le": _e.less_equal, "gt": _e.greater, "ge": _e.greater_equal,
-    "mul": _e.multiply, "pow": _e.pow, "matmul": _p.matmul, "mm": _p.matmul, "bmm": _p.matmul,
-    "maximum": _e.maximum, "minimum": _e.minimum, "logical_and": _e.logical_and, "logical_or": _e.logical_or,
-    "fmod": _e.remainder, "remainder": _e.remainder, "atan2": _e.atan2, "outer": _p.outer,
-}  # fmt: skip
-_METHODS = (
-    dim, nelement, reshape, view, view_as, reshape_as, contiguous, is_contiguous, stride, storage_offset,
-    element_size, untyped_storage, data_ptr, _is_view, narrow, select, tensor_split, movedim, diagonal, unfold,
-    as_strided, flatten, unflatten, permute, transpose, t,
-    squeeze, unsqueeze, expand, expand_as, repeat, split, chunk, unbind, flip, roll,
-    sum, mean, prod, var, std, all, any, logsumexp, amax, amin, max, min, argmax, argmin, cumsum, cumprod, norm,
-    count_nonzero, sort, argsort, topk, add, sub, div, masked_fill, where, type_as, half, is_floating_point,
-    is_complex, softmax, log_softmax, gather, scatter, scatter_add, index_select, index_add, masked_select,
-    cuda, cpu, new_zeros, new_ones, new_empty, new_full, new_tensor, normal_, uniform_,
-)  # fmt: skip
-
-
 def attach() -> None:
-    """Put the operators and methods on :class:`Tensor` (done once, from ``lucid_core/__init__.py``)."""
+    """Put the operators and methods on :class:`Tensor` (done once, from ``lucid_core/__init__.py``).
+
+    The methods are declared in :mod:`lucid_core._op_table` (with their in-place forms); the properties here.
+    """
+    from . import _op_table
+
     _attach_operators()
-    for fn in _METHODS:
-        setattr(Tensor, fn.__name__, fn)
-    for name in _UNARY:
-        setattr(Tensor, name, _unary(getattr(_e, name)))
-    for name, fn in _BINARY.items():
-        setattr(Tensor, name, _binary(fn, name))
+    _op_table.install()
     Tensor.size = property(_size, doc=SizeInt.__doc__)  # type: ignore[assignment]
     Tensor._base = property(_base, doc=_base.__doc__)  # type: ignore[attr-defined]
     Tensor.real = property(_real, doc=_real.__doc__)  # type: ignore[attr-defined]
     Tensor.imag = property(_imag, doc=_imag.__doc__)  # type: ignore[attr-defined]
-    Tensor.moveaxis = Tensor.movedim  # type: ignore[attr-defined]
-    Tensor.swapdims = Tensor.swapaxes = Tensor.transpose  # type: ignore[attr-defined]
-    Tensor.neg = Tensor.negative  # type: ignore[attr-defined]
-    Tensor.multiply = Tensor.mul  # type: ignore[attr-defined]
-    Tensor.divide = Tensor.div  # type: ignore[attr-defined]
-    Tensor.subtract = Tensor.sub  # type: ignore[attr-defined]
-    Tensor.absolute = Tensor.abs  # type: ignore[attr-defined]
-    Tensor.ndimension = Tensor.dim  # type: ignore[attr-defined]
-    Tensor.clamp = Tensor.clip  # type: ignore[attr-defined]
     Tensor.is_cuda = property(is_cuda, doc=is_cuda.__doc__)  # type: ignore[attr-defined]
     Tensor.is_mps = property(is_mps, doc=is_mps.__doc__)  # type: ignore[attr-defined]

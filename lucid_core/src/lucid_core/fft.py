@@ -9,6 +9,7 @@ back to the input's length; a real input gets the real part, as in PyTorch.
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -16,8 +17,10 @@ from . import _dtypes as dt
 from ._autograd import Function
 from ._tensor import Tensor, check_tensor
 from ._typing import DeviceLike, DTypeLike
+from .ops.complex import imag as imag_
 from .ops.complex import real
 from .ops.creation import asarray, zeros
+from .ops.elementwise import abs as abs_
 from .ops.elementwise import conj
 from .ops.manipulation import concat, reshape, roll
 
@@ -266,3 +269,233 @@ def fftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tensor
 def ifftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
     """The inverse of :func:`fftshift`."""
     return _shift(x, axes, -1, "ifftshift")
+
+
+# -- short-time transforms (PyTorch's torch.stft / torch.istft) -------------------------------------------
+
+
+def _frame_index(n_frames: int, n_fft: int, hop: int, device: Any) -> Tensor:
+    """(frames, n_fft) int64 positions of each frame's samples: ``hop * f + k``."""
+    from .ops.creation import arange
+
+    starts = reshape(arange(n_frames, device=device) * hop, (n_frames, 1))
+    return starts + reshape(arange(n_fft, device=device), (1, n_fft))
+
+
+class _OverlapAdd(Function):
+    """(B, frames, n_fft) -> (B, length): each frame added in at its positions (the adjoint of framing)."""
+
+    native = True
+
+    @staticmethod
+    def forward(ctx, frames, index, length):
+        from . import kernels
+
+        xp = ctx.xp
+        z = xp.zeros((frames.shape[0], length), dtype=frames.dtype)
+        return kernels.call(ctx.device, "index_add", z, (slice(None), index), frames)
+
+    @staticmethod
+    def backward(ctx, gy):
+        _, index, _ = ctx.inputs
+        return gy[:, index], None, None
+
+
+def _pad_signal(x: Tensor, p: int, mode: str) -> Tensor:
+    """``x`` (B, L) padded by ``p`` on both ends: 'reflect', 'constant', 'replicate' or 'circular'."""
+    from .ops.manipulation import broadcast_to, flip
+
+    if p == 0:
+        return x
+    length = x.shape[-1]
+    if mode == "reflect":
+        if p >= length:
+            raise ValueError(f"stft: reflect padding of {p} needs more than {p} samples, got {length}")
+        left, right = flip(x[:, 1 : p + 1], axis=-1), flip(x[:, length - p - 1 : length - 1], axis=-1)
+    elif mode == "constant":
+        left = right = zeros((x.shape[0], p), dtype=x.dtype, device=x.device)
+    elif mode == "replicate":
+        left = broadcast_to(x[:, :1], (x.shape[0], p))
+        right = broadcast_to(x[:, length - 1 :], (x.shape[0], p))
+    elif mode == "circular":
+        left, right = x[:, length - p :], x[:, :p]
+    else:
+        raise ValueError(f"stft: pad_mode must be 'reflect', 'constant', 'replicate' or 'circular', got {mode!r}")
+    return concat([left, x, right], axis=-1)
+
+
+def _window_for(window: Tensor | None, win_length: int, n_fft: int, like: Tensor) -> Tensor:
+    """The window of ``win_length`` samples (ones by default), zero-padded to ``n_fft`` around the centre."""
+    from .ops.creation import ones
+
+    if window is None:
+        window = ones(
+            (win_length,), dtype=real(like).dtype if like.dtype.kind == "c" else like.dtype, device=like.device
+        )
+    if window.ndim != 1 or window.shape[0] != win_length:
+        raise ValueError(f"stft: expected a 1-D window of win_length = {win_length} samples, got {window.shape}")
+    if win_length > n_fft:
+        raise ValueError(f"stft: win_length ({win_length}) must not exceed n_fft ({n_fft})")
+    left = (n_fft - win_length) // 2
+    if win_length == n_fft:
+        return window
+    z = zeros((n_fft,), dtype=window.dtype, device=window.device)
+    return concat([z[:left], window, z[: n_fft - win_length - left]], axis=0)
+
+
+def stft(
+    x: Tensor,
+    /,
+    n_fft: int,
+    *,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Tensor | None = None,
+    center: builtins.bool = True,
+    pad_mode: str = "reflect",
+    normalized: builtins.bool = False,
+    onesided: builtins.bool | None = None,
+) -> Tensor:
+    """The short-time Fourier transform of a (B, L) or (L,) signal: (B, freqs, frames), complex (PyTorch's
+    ``stft`` with ``return_complex=True``); differentiable in ``x`` and ``window``."""
+    check_tensor(x, "stft")
+    if x.ndim not in (1, 2):
+        raise ValueError(f"stft: expected a 1-D or 2-D (batch, time) signal, got shape {x.shape}")
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    if hop <= 0 or n_fft <= 0:
+        raise ValueError(f"stft: n_fft and hop_length must be positive, got {n_fft} and {hop}")
+    batch = x if x.ndim == 2 else reshape(x, (1, x.shape[0]))
+    if center:
+        batch = _pad_signal(batch, n_fft // 2, pad_mode)
+    length = batch.shape[-1]
+    if length < n_fft:
+        raise ValueError(f"stft: the (padded) signal has {length} samples, fewer than n_fft = {n_fft}")
+    n_frames = 1 + (length - n_fft) // hop
+    frames = batch[:, _frame_index(n_frames, n_fft, hop, x.device)] * _window_for(window, win_length, n_fft, x)
+    side = (x.dtype.kind == "f" and (window is None or window.dtype.kind == "f")) if onesided is None else onesided
+    spec = rfft(frames) if side else fft(frames)
+    if normalized:
+        spec = spec * (1.0 / math.sqrt(n_fft))
+    from .ops.manipulation import matrix_transpose
+
+    spec = matrix_transpose(spec)
+    return spec if x.ndim == 2 else spec[0]
+
+
+def istft(
+    spec: Tensor,
+    /,
+    n_fft: int,
+    *,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Tensor | None = None,
+    center: builtins.bool = True,
+    normalized: builtins.bool = False,
+    onesided: builtins.bool | None = None,
+    length: int | None = None,
+    return_complex: builtins.bool = False,
+) -> Tensor:
+    """The inverse of :func:`stft` by weighted overlap-add: (B, freqs, frames) or (freqs, frames) -> signal."""
+    check_tensor(spec, "istft")
+    if spec.ndim not in (2, 3) or spec.dtype.kind != "c":
+        raise ValueError(
+            f"istft: expected a complex (freqs, frames) or (batch, freqs, frames) tensor, got {spec.shape}"
+        )
+    from .ops.elementwise import where
+    from .ops.manipulation import matrix_transpose
+
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    batch = spec if spec.ndim == 3 else reshape(spec, (1, *spec.shape))
+    side = (batch.shape[1] != n_fft) if onesided is None else onesided
+    frames = matrix_transpose(batch)  # (B, frames, freqs)
+    if normalized:
+        frames = frames * math.sqrt(n_fft)
+    if side:
+        if return_complex:
+            raise ValueError("istft: return_complex=True needs a two-sided (onesided=False) spectrum")
+        sig = irfft(frames, n=n_fft)
+    else:
+        sig = ifft(frames, n=n_fft)
+        if not return_complex:
+            sig = real(sig)
+    n_frames = frames.shape[1]
+    w = _window_for(window, win_length, n_fft, real(spec))
+    index = _frame_index(n_frames, n_fft, hop, spec.device)
+    total = n_fft + hop * (n_frames - 1)
+    y = _OverlapAdd.apply(sig * w, index, total)
+    env = _OverlapAdd.apply(
+        reshape(w * w, (1, 1, n_fft)) * (zeros((1, n_frames, 1), dtype=w.dtype, device=w.device) + 1),
+        index,
+        total,
+    )
+    start = n_fft // 2 if center else 0
+    end = total - (n_fft // 2 if center else 0) if length is None else start + length
+    y, env = y[:, start:end], env[:, start:end]
+    small = abs_(env) < 1e-11
+    if builtins.bool(small.any().item()):
+        raise RuntimeError("istft: the window overlap-add envelope is zero somewhere (window, hop_length mismatch)")
+    y = y / where(small, 1.0, env)
+    if length is not None and y.shape[-1] < length:
+        y = concat([y, zeros((y.shape[0], length - y.shape[-1]), dtype=y.dtype, device=y.device)], axis=-1)
+    return y if spec.ndim == 3 else y[0]
+
+
+def _t_stft(
+    input: Tensor,  # noqa: A002 - PyTorch's names
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Tensor | None = None,
+    center: builtins.bool = True,
+    pad_mode: str = "reflect",
+    normalized: builtins.bool = False,
+    onesided: builtins.bool | None = None,
+    return_complex: builtins.bool | None = None,
+) -> Tensor:
+    """``torch.stft``: ``return_complex`` must be given for a real input (as PyTorch 2 requires); False gives
+    the real and imaginary parts along a new last axis."""
+    if return_complex is None and input.dtype.kind != "c" and (window is None or window.dtype.kind != "c"):
+        raise RuntimeError(
+            "stft requires the return_complex parameter be given for real inputs; pass return_complex=True"
+        )
+    spec = stft(
+        input, n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
+        pad_mode=pad_mode, normalized=normalized, onesided=onesided,
+    )  # fmt: skip
+    if return_complex is False:
+        from .ops.manipulation import stack
+
+        return stack([real(spec), imag_(spec)], axis=-1)
+    return spec
+
+
+def _t_istft(
+    input: Tensor,  # noqa: A002
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Tensor | None = None,
+    center: builtins.bool = True,
+    normalized: builtins.bool = False,
+    onesided: builtins.bool | None = None,
+    length: int | None = None,
+    return_complex: builtins.bool = False,
+) -> Tensor:
+    """``torch.istft``: the inverse of ``torch.stft`` (complex input)."""
+    return istft(
+        input, n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
+        normalized=normalized, onesided=onesided, length=length, return_complex=return_complex,
+    )  # fmt: skip
+
+
+#: PyTorch's main-namespace short-time transforms, by name; also Tensor methods (``x.stft(...)``).
+TORCH_FUNCTIONS = {"stft": _t_stft, "istft": _t_istft}
+for _name, _fn in TORCH_FUNCTIONS.items():
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _fn)
+del _name, _fn
+
+__all__ += ["stft", "istft"]

@@ -18,10 +18,10 @@ from ._tensor import Tensor, _new_tensor, check_tensor
 from ._typing import DTypeLike
 from .ops._helpers import binary_operands, expand_reduced, normalize_axes, sum_to
 from .ops.complex import imag, real
-from .ops.creation import eye, tril, zeros_like
+from .ops.creation import eye, tril, triu, zeros_like
 from .ops.elementwise import abs as abs_
 from .ops.elementwise import conj, where
-from .ops.manipulation import astype, broadcast_to, expand_dims, matrix_transpose
+from .ops.manipulation import astype, broadcast_to, concat, expand_dims, matrix_transpose
 from .ops.products import matmul, outer, tensordot, vecdot
 from .ops.reduction import ACCUMULATE, widened
 from .ops.reduction import max as max_
@@ -78,12 +78,64 @@ def _kernel(ctx: Any, name: str) -> Any:
     return fn
 
 
+class ShapeError(ValueError, RuntimeError):
+    """A matrix of the wrong shape: a ValueError (the Array API's kind) that is also a RuntimeError, the class
+    PyTorch raises for it, so code written for either catches it."""
+
+
+class LinAlgError(RuntimeError):
+    """A matrix that the operation cannot handle: singular (``inv``, ``solve``) or not positive-definite
+    (``cholesky``); PyTorch's ``torch.linalg.LinAlgError``."""
+
+
+_FAILURES = {
+    "inv": "the inversion could not be completed because the input matrix is singular",
+    "solve": "the solver failed because the input matrix is singular",
+    "cholesky": "the factorization could not be completed because the input is not positive-definite",
+}
+
+
+def _guarded(ctx: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+    """``xp.linalg.<name>(*args)``, a backend's report of a singular or indefinite matrix raised as
+    :class:`LinAlgError` (NumPy raises its LinAlgError, MLX a RuntimeError naming the factorization)."""
+    fn = _kernel(ctx, name)
+    backend = ctx.device.backend
+    try:
+        out = fn(*args, **kwargs)
+        if backend.capabilities.get("lazy"):
+            backend.eval(out)  # a lazy library reports the failure when it computes: now, as PyTorch does
+        return out
+    except Exception as exc:
+        text = str(exc).lower()
+        if type(exc).__name__ == "LinAlgError" or "failed with error code" in text or "singular" in text:
+            raise LinAlgError(f"linalg.{name}: {_FAILURES[name]} ({exc})") from exc
+        raise
+
+
+def _check_positive_definite(ctx: Any, factor: Any) -> None:
+    """Raise where a backend returned a Cholesky factor without checking (MLX): a diagonal element that is
+    not positive (or NaN) means the leading minor of that order is not positive-definite."""
+    xp = ctx.xp
+    n = factor.shape[-1]
+    if n == 0:
+        return
+    d = xp.sum(factor * xp.eye(n, dtype=factor.dtype), axis=-1)
+    good = (xp.real(d) if xp.isdtype(d.dtype, "complex floating") else d) > 0
+    if bool(xp.all(good)):
+        return
+    bad = xp.logical_not(good)
+    first = int(xp.min(xp.where(bad, xp.arange(n), n)))
+    raise LinAlgError(
+        f"linalg.cholesky: {_FAILURES['cholesky']} (the leading minor of order {first + 1} is not positive-definite)"
+    )
+
+
 def _matrix(x: Any, name: str, square: builtins.bool = False) -> Tensor:
     check_tensor(x, f"linalg.{name}")
     if x.ndim < 2:
-        raise ValueError(f"linalg.{name}: expected a matrix or a stack of matrices, got shape {x.shape}")
+        raise ShapeError(f"linalg.{name}: expected a matrix or a stack of matrices, got shape {x.shape}")
     if square and x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"linalg.{name}: expected square matrices, got shape {x.shape}")
+        raise ShapeError(f"linalg.{name}: expected square matrices, got shape {x.shape}")
     if x.dtype.kind not in "fc":
         raise TypeError(f"linalg.{name}: expected a floating-point tensor, got {x.dtype.name}")
     return x
@@ -144,7 +196,7 @@ class Inv(Function):
 
     @staticmethod
     def forward(ctx, x):
-        return _kernel(ctx, "inv")(x)
+        return _guarded(ctx, "inv", x)
 
     @staticmethod
     def backward(ctx, gy):
@@ -208,7 +260,7 @@ class Solve(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        return _kernel(ctx, "solve")(a, b)
+        return _guarded(ctx, "solve", a, b)
 
     @staticmethod
     def backward(ctx, gx):
@@ -238,7 +290,7 @@ def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
         a, x2 = astype(a, target, copy=False), astype(x2, target, copy=False)
     k = x2.shape[0] if x2.ndim == 1 else x2.shape[-2] if x2.ndim >= 2 else None
     if k != a.shape[-1]:
-        raise ValueError(
+        raise ShapeError(
             f"linalg.solve: x1 has shape {x1.shape} but x2 has shape {x2.shape}; x2 needs {a.shape[-1]} rows"
         )
     return Solve.apply(a, x2)
@@ -252,7 +304,9 @@ class Cholesky(Function):
 
     @staticmethod
     def forward(ctx, x, upper):
-        return _kernel(ctx, "cholesky")(x, upper=upper)
+        out = _guarded(ctx, "cholesky", x, upper=upper)
+        _check_positive_definite(ctx, out)
+        return out
 
     @staticmethod
     def backward(ctx, gy):
@@ -717,3 +771,450 @@ def matrix_norm(
     if keepdims:
         out = expand_dims(expand_dims(out, axis=-1), axis=-1)
     return out
+
+
+# -- beyond the standard: PyTorch's torch.linalg (triangular solves, LU, least squares, matrix_exp) ----
+
+
+def solve_triangular(
+    a: Tensor, b: Tensor, /, *, upper: builtins.bool, left: builtins.bool = True, unitriangular: builtins.bool = False
+) -> Tensor:
+    """Solve ``a @ x = b`` (``left``) or ``x @ a = b`` for triangular ``a``; only its triangle is read
+    (and not its diagonal when ``unitriangular``), so the gradient of ``a`` lies in that triangle."""
+    a = _matrix(a, "solve_triangular", square=True)
+    b = _matrix(b, "solve_triangular")
+    n = a.shape[-1]
+    t = triu(a) if upper else tril(a)
+    if unitriangular:
+        t = t - t * _eye(n, t) + _eye(n, t)
+    if left:
+        if b.shape[-2] != n:
+            raise ValueError(
+                f"linalg.solve_triangular: a has shape {a.shape} but b has shape {b.shape}; b needs {n} rows"
+            )
+        return solve(t, b)
+    if b.shape[-1] != n:
+        raise ValueError(
+            f"linalg.solve_triangular: a has shape {a.shape} but b has shape {b.shape}; b needs {n} columns"
+        )
+    return matrix_transpose(solve(matrix_transpose(t), matrix_transpose(b)))
+
+
+class LUResult(NamedTuple):
+    """``lu``'s results: ``A = P @ L @ U``."""
+
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+def _lu_native(xp: Any, a: Any) -> tuple[Any, Any, Any, Any]:
+    """Gaussian elimination with partial pivoting (LAPACK getrf's choice of pivots), batched, in standard
+    functions: (P, L, U, pivots) with ``a = P L U`` and 1-based int32 pivots. Row swaps are products with
+    0/1 permutation matrices, exact in floating point; a zero pivot column is skipped, as getrf does."""
+    m, n = a.shape[-2], a.shape[-1]
+    k = builtins.min(m, n)
+    dtype = a.dtype
+    rows_i = xp.arange(m)
+    rows = xp.reshape(rows_i, (m, 1))
+    cols = xp.reshape(xp.arange(n), (1, n))
+    eye_m = xp.eye(m, dtype=dtype)
+    perm = xp.broadcast_to(eye_m, (*a.shape[:-2], m, m))
+    pivots = []
+    for j in range(k):
+        col = xp.abs(a[..., :, j])
+        col = xp.where(rows_i >= j, col, -xp.ones_like(col))
+        p = xp.argmax(col, axis=-1)
+        pivots.append(p)
+        ej = xp.astype(rows_i == j, dtype)
+        ep = xp.astype(rows_i == xp.expand_dims(p, axis=-1), dtype)
+        ejc, epc = xp.expand_dims(ej, axis=-1), xp.expand_dims(ep, axis=-1)
+        ejr, epr = xp.expand_dims(ej, axis=-2), xp.expand_dims(ep, axis=-2)
+        swap = eye_m - ejc * ejr - epc * epr + ejc * epr + epc * ejr
+        a = xp.matmul(swap, a)
+        perm = xp.matmul(perm, swap)
+        pivot = a[..., j, j]
+        nonzero = pivot != 0
+        safe = xp.where(nonzero, pivot, xp.ones_like(pivot))
+        keep = xp.logical_and(rows_i > j, xp.expand_dims(nonzero, axis=-1))
+        mult = xp.where(keep, a[..., :, j] / xp.expand_dims(safe, axis=-1), xp.zeros_like(a[..., :, j]))
+        right = xp.where(xp.arange(n) > j, a[..., j, :], xp.zeros_like(a[..., j, :]))
+        a = a - xp.expand_dims(mult, axis=-1) * xp.expand_dims(right, axis=-2)
+        a = xp.where(xp.logical_and(cols == j, rows > j), xp.expand_dims(mult, axis=-1), a)
+    low = xp.where(rows > cols, a, xp.zeros_like(a))[..., :, :k] + xp.eye(m, k, dtype=dtype)
+    up = xp.where(rows <= cols, a, xp.zeros_like(a))[..., :k, :]
+    piv = xp.stack(pivots, axis=-1) if pivots else xp.zeros((*a.shape[:-2], 0), dtype=xp.int64)
+    return perm, low, up, xp.astype(piv + 1, xp.int32)
+
+
+class LU(Function):
+    native = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return _keep(ctx, *_lu_native(ctx.xp, x))
+
+    @staticmethod
+    def backward(ctx, gp, gl, gu, gpiv):
+        x = ctx.inputs[0]
+        if x.shape[-1] != x.shape[-2]:
+            raise NotImplementedError(
+                f"linalg.lu: the gradient is implemented for square matrices; got shape {x.shape}"
+            )
+        p, ll, uu = _out(ctx, 0), _out(ctx, 1), _out(ctx, 2)
+        inner = zeros_like(x)
+        if gl is not None:
+            inner = inner + tril(matmul(_mH(ll), gl), k=-1)
+        if gu is not None:
+            inner = inner + triu(matmul(gu, _mH(uu)))
+        # A = P L U: gA = P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H
+        left = solve_triangular(_mH(ll), inner, upper=True, unitriangular=True)
+        g = solve_triangular(_mH(uu), left, upper=False, left=False)
+        return matmul(p, g)
+
+
+def lu(x: Tensor, /) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The LU decomposition with partial pivoting: (P, L, U, pivots), ``x = P @ L @ U``; pivots 1-based."""
+    p, ll, uu, piv = LU.apply(_matrix(x, "lu"))
+    return p.detach(), ll, uu, piv.detach()
+
+
+def lu_pack(ll: Tensor, uu: Tensor) -> Tensor:
+    """L's strict lower triangle and U's upper triangle in one (m, n) matrix (LAPACK's packed LU)."""
+    m, k, n = ll.shape[-2], ll.shape[-1], uu.shape[-1]
+    if n > k:
+        ll = concat([ll, _zeros((*ll.shape[:-1], n - k), ll)], axis=-1)
+    if m > k:
+        uu = concat([uu, _zeros((*uu.shape[:-2], m - k, n), uu)], axis=-2)
+    return tril(ll, k=-1) + triu(uu)
+
+
+def _zeros(shape: tuple[int, ...], like: Tensor) -> Tensor:
+    from .ops.creation import zeros
+
+    return zeros(shape, dtype=like.dtype, device=like.device)
+
+
+def permutation_from_pivots(pivots: Tensor, m: int, like: Tensor) -> Tensor:
+    """The (m, m) permutation P of ``A = P L U`` from 1-based LAPACK pivots (applied swap by swap)."""
+    from .ops.creation import arange
+
+    rows = arange(m, device=like.device)
+    eye_m = _eye(m, like)
+    perm = broadcast_to(eye_m, (*pivots.shape[:-1], m, m))
+    piv = astype(pivots, dt.int64) - 1
+    for j in range(pivots.shape[-1]):
+        ej = astype(rows == j, like.dtype)
+        ep = astype(rows == expand_dims(piv[..., j], axis=-1), like.dtype)
+        swap = eye_m - _col(ej) * _row(ej) - _col(ep) * _row(ep) + _col(ej) * _row(ep) + _col(ep) * _row(ej)
+        perm = matmul(perm, swap)
+    return perm
+
+
+def lu_solve(
+    lu_: Tensor, pivots: Tensor, b: Tensor, /, *, left: builtins.bool = True, adjoint: builtins.bool = False
+) -> Tensor:
+    """Solve ``A x = b`` (``A^H x = b`` when ``adjoint``; ``x A = b`` unless ``left``) from ``lu_factor``'s
+    packed LU and pivots; differentiable in ``lu_`` and ``b``."""
+    n = lu_.shape[-1]
+    p = permutation_from_pivots(pivots, n, lu_)
+    ll = tril(lu_, k=-1) + _eye(n, lu_)
+    uu = triu(lu_)
+    if not left:  # x A = b  <=>  A^H x^H = b^H
+        return _mH(lu_solve(lu_, pivots, _mH(b), left=True, adjoint=not adjoint))
+    if adjoint:  # A^H = U^H L^H P^T
+        y = solve_triangular(_mH(uu), b, upper=False)
+        y = solve_triangular(_mH(ll), y, upper=True, unitriangular=True)
+        return matmul(p, y)
+    y = matmul(matrix_transpose(p), b)
+    y = solve_triangular(ll, y, upper=False, unitriangular=True)
+    return solve_triangular(uu, y, upper=True)
+
+
+def matrix_exp(x: Tensor, /) -> Tensor:
+    """The matrix exponential by scaling and squaring: a degree-18 Taylor polynomial of ``x / 2**s`` with
+    ``||x / 2**s||_1 <= 1/2`` (truncation below 1e-22), squared ``s`` times; differentiable through its
+    products, to the same precision."""
+    x = _matrix(x, "matrix_exp", square=True)
+    n = x.shape[-1]
+    if n == 0 or x.size == 0:
+        return x * 1
+    norm1 = builtins.float(max_(sum_(abs_(x), axis=-2)).item())
+    s = builtins.max(0, math.ceil(math.log2(norm1 / 0.5))) if norm1 > 0.5 and math.isfinite(norm1) else 0
+    a = x / (2.0**s)
+    ident = _eye(n, x)
+    e = ident + a / 18.0
+    for k in range(17, 0, -1):
+        e = ident + matmul(a, e) / builtins.float(k)
+    for _ in range(s):
+        e = matmul(e, e)
+    return e
+
+
+def householder_product(a: Tensor, tau: Tensor, /) -> Tensor:
+    """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` the i-th column
+    of ``a`` below its diagonal and 1 on it (LAPACK's orgqr); differentiable."""
+    a = _matrix(a, "householder_product")
+    m, n = a.shape[-2], a.shape[-1]
+    k = tau.shape[-1]
+    if n > m or k > n:
+        raise ValueError(
+            f"linalg.householder_product: expected rows >= columns >= len(tau); got a {a.shape} and tau {tau.shape}"
+        )
+    eye_mn = eye(m, n, dtype=a.dtype, device=a.device)
+    v_all = tril(a, k=-1) + eye_mn
+    q = broadcast_to(eye_mn, a.shape) * 1
+    for i in range(k - 1, -1, -1):
+        v = v_all[..., :, i] * astype(_arange_mask(m, i, a), a.dtype)
+        vc = _col(v)
+        q = q - _col(_col(tau[..., i])) * matmul(vc, matmul(_mH(vc), q))
+    return q
+
+
+def _arange_mask(m: int, i: int, like: Tensor) -> Tensor:
+    from .ops.creation import arange
+
+    return arange(m, device=like.device) >= i
+
+
+def vander(x: Tensor, /, *, n: int | None = None) -> Tensor:
+    """The Vandermonde matrix of the last axis: columns ``x**0, x**1, ..., x**(n-1)`` (``n`` = len(x))."""
+    from .ops.manipulation import concat as concat_
+    from .ops.reduction import cumulative_prod
+
+    check_tensor(x, "linalg.vander")
+    if x.ndim < 1:
+        raise ValueError(f"linalg.vander: expected at least one axis, got shape {x.shape}")
+    n = x.shape[-1] if n is None else n
+    if n < 1:
+        raise ValueError(f"linalg.vander: n must be at least 1, got {n}")
+    ones = _col(x * 0 + 1)
+    if n == 1:
+        return ones
+    powers = cumulative_prod(broadcast_to(_col(x), (*x.shape, n - 1)), axis=-1)
+    return concat_([ones, powers], axis=-1)
+
+
+class LstsqResult(NamedTuple):
+    """``lstsq``'s results, PyTorch's fields (``residuals``/``rank``/``singular_values`` may be empty)."""
+
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+def lstsq(a: Tensor, b: Tensor, /, *, rcond: float | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    """The least-squares solution of ``a @ x = b`` (minimum norm), ``a``'s rank and its singular values:
+    ``x = pinv(a) @ b``, differentiable where the rank is constant."""
+    a = _matrix(a, "lstsq")
+    check_tensor(b, "linalg.lstsq")
+    vector = b.ndim == a.ndim - 1
+    bb = _col(b) if vector else b
+    if bb.shape[-2] != a.shape[-2]:
+        raise ValueError(f"linalg.lstsq: a has shape {a.shape} but b has shape {b.shape}; b needs {a.shape[-2]} rows")
+    if bb.dtype is not a.dtype:
+        target = dt.result_type(a, bb)
+        a, bb = astype(a, target), astype(bb, target)
+    m, n = a.shape[-2], a.shape[-1]
+    eps = dt.finfo(a.dtype).eps
+    tol = builtins.max(m, n) * eps if rcond is None else rcond
+    s = svdvals(a).detach()
+    x = matmul(pinv(a, rtol=tol), bb)
+    smax = max_(s, axis=-1, keepdims=True) if s.shape[-1] else s
+    rank = sum_(astype(s > tol * smax, dt.int64), axis=-1) if s.shape[-1] else astype(s[..., :0], dt.int64)
+    return (x[..., 0] if vector else x), rank, s
+
+
+def cond(x: Tensor, /, *, p: float | str | None = None) -> Tensor:
+    """The condition number in norm ``p`` (2 by default: the ratio of extreme singular values)."""
+    x = _matrix(x, "cond")
+    if p in (None, 2, -2):
+        s = svdvals(x)
+        big, small = max_(s, axis=-1), min_(s, axis=-1)
+        return big / small if p in (None, 2) else small / big
+    x = _matrix(x, "cond", square=True)
+    return matrix_norm(x, ord=p) * matrix_norm(inv(x), ord=p)  # type: ignore[arg-type]
+
+
+__all__ += [
+    "LinAlgError", "ShapeError", "LUResult", "LstsqResult", "cond", "householder_product", "lstsq", "lu", "lu_pack",
+    "lu_solve", "matrix_exp", "permutation_from_pivots", "solve_triangular", "vander",
+]  # fmt: skip
+
+
+# -- PyTorch's main-namespace spellings (torch.det, torch.svd(some=)...) and their Tensor methods --------
+
+
+class _TorchSVD(NamedTuple):
+    U: Tensor
+    S: Tensor
+    V: Tensor
+
+
+class _TriangularSolve(NamedTuple):
+    solution: Tensor
+    cloned_coefficient: Tensor
+
+
+def _t_det(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's argument names
+    """``torch.det``."""
+    return det(input)
+
+
+def _t_logdet(input: Tensor) -> Tensor:  # noqa: A002
+    """log(det): NaN for a negative determinant, -inf for a singular matrix (``torch.logdet``)."""
+    sign, logabs = slogdet(input)
+    return where(sign < 0, math.nan, logabs)
+
+
+def _t_slogdet(input: Tensor) -> SlogdetResult:  # noqa: A002
+    """``torch.slogdet``: (sign, logabsdet)."""
+    return slogdet(input)
+
+
+def _t_inverse(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.inverse``: the inverse of each square matrix."""
+    return inv(input)
+
+
+def _t_pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
+    """``torch.pinverse``: the pseudo-inverse, singular values below ``rcond * max(S)`` dropped."""
+    return pinv(input, rtol=rcond)
+
+
+def _t_cholesky(input: Tensor, upper: builtins.bool = False) -> Tensor:  # noqa: A002
+    """``torch.cholesky``: the Cholesky factor (lower unless ``upper``)."""
+    return cholesky(input, upper=upper)
+
+
+def _t_cholesky_solve(input: Tensor, input2: Tensor, upper: builtins.bool = False) -> Tensor:  # noqa: A002
+    """Solve ``A X = input`` with ``A = L L^H`` given its Cholesky factor ``input2`` (``torch.cholesky_solve``)."""
+    ll = _mH(input2) if upper else input2
+    y = solve_triangular(ll, input, upper=False)
+    return solve_triangular(_mH(ll), y, upper=True)
+
+
+def _t_cholesky_inverse(input: Tensor, upper: builtins.bool = False) -> Tensor:  # noqa: A002
+    """The inverse of ``L L^H`` from its Cholesky factor (``torch.cholesky_inverse``)."""
+    n = input.shape[-1]
+    return _t_cholesky_solve(broadcast_to(_eye(n, input), input.shape) * 1, input, upper)
+
+
+def _t_svd(input: Tensor, some: builtins.bool = True, compute_uv: builtins.bool = True) -> _TorchSVD:  # noqa: A002
+    """``torch.svd``: (U, S, V) with V (not Vh); reduced unless ``some=False``; U and V zero without compute_uv."""
+    u, s, vh = svd(input, full_matrices=not some)
+    if not compute_uv:
+        from .ops.creation import zeros
+
+        m, n = input.shape[-2], input.shape[-1]
+        sh = input.shape[:-2]
+        return _TorchSVD(
+            zeros((*sh, m, m), dtype=input.dtype, device=input.device),
+            s.detach(),
+            zeros((*sh, n, n), dtype=input.dtype, device=input.device),
+        )
+    return _TorchSVD(u, s, _mH(vh))
+
+
+def _t_qr(input: Tensor, some: builtins.bool = True) -> QRResult:  # noqa: A002
+    """``torch.qr``: reduced (``some=True``) or complete QR."""
+    return qr(input, mode="reduced" if some else "complete")
+
+
+def _t_lu(A: Tensor, pivot: builtins.bool = True, get_infos: builtins.bool = False) -> tuple[Tensor, ...]:  # noqa: N803
+    """``torch.lu``: (LU, pivots) in LAPACK's packed form, plus ``infos`` when asked."""
+    if not pivot:
+        raise NotImplementedError("lu: pivot=False is CUDA-only in PyTorch and not provided")
+    _, ll, uu, piv = lu(A)
+    packed = lu_pack(ll, uu)
+    if not get_infos:
+        return packed, piv
+    from .ops.creation import zeros
+
+    return packed, piv, zeros(A.shape[:-2], dtype=dt.int32, device=A.device)
+
+
+def _t_lu_unpack(
+    LU_data: Tensor,  # noqa: N803
+    LU_pivots: Tensor,  # noqa: N803
+    unpack_data: builtins.bool = True,
+    unpack_pivots: builtins.bool = True,
+) -> LUResult:
+    """(P, L, U) from a packed LU and its pivots (``torch.lu_unpack``)."""
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = builtins.min(m, n)
+    from .ops.creation import zeros
+
+    empty = zeros((0,), dtype=LU_data.dtype, device=LU_data.device)
+    p = permutation_from_pivots(LU_pivots, m, LU_data) if unpack_pivots else empty
+    if not unpack_data:
+        return LUResult(p, empty, empty)
+    ll = tril(LU_data[..., :, :k], k=-1) + eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
+    return LUResult(p, ll, triu(LU_data[..., :k, :]))
+
+
+def _t_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+    """``torch.lu_solve``: solve ``A x = b`` from ``torch.lu``'s packed LU and pivots."""
+    return lu_solve(LU_data, LU_pivots, b)
+
+
+def _t_triangular_solve(
+    b: Tensor,
+    A: Tensor,  # noqa: N803
+    upper: builtins.bool = True,
+    transpose: builtins.bool = False,
+    unitriangular: builtins.bool = False,
+) -> _TriangularSolve:
+    """``torch.triangular_solve``: (solution of ``A X = b`` or ``A^T X = b``, a copy of ``A``)."""
+    a = matrix_transpose(A) if transpose else A
+    x = solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _TriangularSolve(x, A * 1)
+
+
+def _t_matrix_exp(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.matrix_exp``: the matrix exponential."""
+    return matrix_exp(input)
+
+
+def _t_matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002
+    """``torch.matrix_power``: the integer power ``n`` of each square matrix."""
+    return matrix_power(input, n)
+
+
+def _t_cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
+    """``torch.cross``: along ``dim``, or without it along the first axis of size 3 (PyTorch's default)."""
+    from .ops.manipulation import broadcast_arrays
+
+    a, b = broadcast_arrays(input, other)
+    if dim is None:
+        if 3 not in a.shape:
+            raise ShapeError(f"cross: no axis of size 3 in the inputs' broadcast shape {a.shape}")
+        dim = a.shape.index(3)
+    return cross(a, b, axis=dim - a.ndim if dim >= 0 else dim)
+
+
+def _t_ger(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002
+    """``torch.ger``: the outer product of two vectors (an alias of ``outer``)."""
+    return outer(input, vec2)
+
+
+#: PyTorch's main-namespace linear-algebra functions (``torch.det``...), by name; each is also a Tensor method.
+TORCH_FUNCTIONS = {
+    "det": _t_det, "logdet": _t_logdet, "slogdet": _t_slogdet, "inverse": _t_inverse, "pinverse": _t_pinverse,
+    "cholesky": _t_cholesky, "cholesky_solve": _t_cholesky_solve, "cholesky_inverse": _t_cholesky_inverse,
+    "svd": _t_svd, "qr": _t_qr, "lu": _t_lu, "lu_unpack": _t_lu_unpack, "lu_solve": _t_lu_solve,
+    "triangular_solve": _t_triangular_solve, "matrix_exp": _t_matrix_exp, "matrix_power": _t_matrix_power,
+    "cross": _t_cross, "ger": _t_ger,
+}  # fmt: skip
+_NOT_METHODS = {"lu_unpack"}
+
+
+def _attach_methods() -> None:
+    """Put ``x.det()``, ``x.svd()``, ``x.inverse()``... on Tensor (PyTorch's methods of these names)."""
+    for name, fn in TORCH_FUNCTIONS.items():
+        if name not in _NOT_METHODS and not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
+
+
+_attach_methods()

@@ -1,6 +1,6 @@
 """Lucid's data pipeline: Dataset, samplers, DataLoader, random_split. Imports only ``lucid_core``."""
 
-from ._collate import default_collate
+from ._collate import default_collate, default_convert
 from ._split import random_split
 from ._workers import WorkerError, WorkerInfo, get_worker_info
 from .dataloader import DataLoader
@@ -36,6 +36,7 @@ __all__ = [
     # loading
     "DataLoader",
     "default_collate",
+    "default_convert",
     "get_worker_info",
     "WorkerInfo",
     "WorkerError",

@@ -8,7 +8,7 @@ from typing import Any
 
 import lucid_core as lc
 
-__all__ = ["default_collate"]
+__all__ = ["default_collate", "default_convert"]
 
 
 def _stack_tensors(batch: Sequence[Any]) -> lc.Tensor:
@@ -99,3 +99,29 @@ def default_collate(batch: Sequence[Any]) -> Any:
         except TypeError:
             return fields
     return list(batch)
+
+
+def default_convert(data: Any) -> Any:
+    """Turn native arrays into tensors, recursively through mappings and sequences, without batching.
+
+    What a loader with ``batch_size=None`` does to each sample: tensors, numbers and strings stay as they are.
+    """
+    if isinstance(data, (lc.Tensor, str, bytes, numbers.Number)):
+        return data
+    if _is_native_array(data):
+        return lc.asarray(data)
+    if isinstance(data, Mapping):
+        out = {k: default_convert(v) for k, v in data.items()}
+        try:
+            return type(data)(out)
+        except TypeError:
+            return out
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(v) for v in data))
+    if isinstance(data, Sequence):
+        items = [default_convert(v) for v in data]
+        try:
+            return type(data)(items)
+        except TypeError:
+            return items
+    return data

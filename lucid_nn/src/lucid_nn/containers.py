@@ -1,10 +1,15 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict, Identity."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict, Identity, Container and a
+single-device DataParallel."""
 
 from __future__ import annotations
 
-__all__ = ["Identity", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = [
+    "Identity", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Container",
+    "DataParallel",
+]  # fmt: skip
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -336,3 +341,30 @@ def _as_param(value: Any) -> Parameter:
 def _param_summary(p: Parameter) -> str:
     size = "x".join(str(s) for s in p.shape)
     return f"Parameter containing: [Tensor of size {size} ({p.dtype.name}) on {p.device}]"
+
+
+class Container(Module):
+    """PyTorch's deprecated ``nn.Container``: a Module whose keyword arguments become its submodules."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in nn.Module. "
+                      "Subclass that instead.", DeprecationWarning, stacklevel=2)  # fmt: skip
+        for key, value in kwargs.items():
+            self.add_module(key, value)
+
+
+class DataParallel(Module):
+    """PyTorch's ``DataParallel`` on one device: runs ``module`` as is (replicating across GPUs needs CUDA,
+    which Lucid has not; use ``lucid_distributed``'s DistributedDataParallel across processes). The wrapped
+    model is ``self.module``, so state dict keys gain PyTorch's ``module.`` prefix."""
+
+    def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None, dim: int = 0) -> None:
+        super().__init__()
+        self.module = module
+        self.device_ids: list[Any] = [] if device_ids is None else list(device_ids)
+        self.output_device = output_device
+        self.dim = dim
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        return self.module(*inputs, **kwargs)

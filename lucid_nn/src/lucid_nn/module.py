@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["Module", "RemovableHandle"]
+__all__ = [
+    "Module", "RemovableHandle", "register_module_forward_pre_hook", "register_module_forward_hook",
+    "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+]  # fmt: skip
 
 import itertools
 import warnings
@@ -23,6 +26,18 @@ _HOOK_FLAGS: dict[str, tuple[str, ...]] = {
     "_backward_hooks": (),
 }
 _HOOK_TABLES = (*_HOOK_FLAGS, *(f for flags in _HOOK_FLAGS.values() for f in flags))
+
+
+# hooks that run for every module call, before the module's own (PyTorch's ``_global_*`` tables)
+_global_forward_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_forward_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_forward_hooks_with_kwargs: dict[int, bool] = {}
+_global_forward_hooks_always_called: dict[int, bool] = {}
+_global_backward_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_backward_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+
+
+_EXTRA_STATE_KEY = "_extra_state"
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -51,6 +66,54 @@ class RemovableHandle:
 
     def __exit__(self, *exc: object) -> None:
         self.remove()
+
+
+def _add_global_hook(
+    table: OrderedDict[int, Any], hook: Callable[..., Any], *flags: dict[int, bool]
+) -> RemovableHandle:
+    if not callable(hook):
+        raise TypeError(f"a global module hook must be callable, got {type(hook).__name__}")
+    handle = RemovableHandle(table, *flags)
+    table[handle.id] = hook
+    return handle
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Call ``hook(module, args)`` before every module's forward, before the module's own pre-hooks.
+
+    A non-None result replaces the positional arguments. ``handle.remove()`` unregisters it.
+    """
+    return _add_global_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(
+    hook: Callable[..., Any], *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """Call ``hook(module, args, output)`` after every module's forward, before the module's own forward hooks.
+
+    ``with_kwargs``: ``hook(module, args, kwargs, output)``; ``always_call``: run even when forward raises.
+    A non-None result replaces the output.
+    """
+    handle = _add_global_hook(
+        _global_forward_hooks, hook, _global_forward_hooks_with_kwargs, _global_forward_hooks_always_called
+    )
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Call ``hook(module, grad_output)`` for every module when its output gradients are known (before the
+    module's own backward pre-hooks); a returned tuple replaces ``grad_output``."""
+    return _add_global_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Call ``hook(module, grad_input, grad_output)`` for every module when its input gradients are known
+    (before the module's own backward hooks); a returned tuple replaces ``grad_input``."""
+    return _add_global_hook(_global_backward_hooks, hook)
 
 
 def _addindent(s: str, spaces: int) -> str:
@@ -85,19 +148,31 @@ class Module:
     # -- calling and hooks ---------------------------------------------------------------------------
     def _run_forward_hook(self, hid: int, hook: Callable[..., Any], args: Any, kwargs: Any, result: Any) -> Any:
         """``result`` after forward hook ``hid`` (a hook returning None keeps it)."""
-        if hid in self._forward_hooks_with_kwargs:
+        if hid in self._forward_hooks_with_kwargs or hid in _global_forward_hooks_with_kwargs:
             res = hook(self, args, kwargs, result)
         else:
             res = hook(self, args, result)
         return result if res is None else res
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks):
+        if not (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+            or _global_forward_pre_hooks
+            or _global_forward_hooks
+            or _global_backward_hooks
+            or _global_backward_pre_hooks
+        ):
             return self.forward(*args, **kwargs)
         result = None
         called: set[int] = set()  # always_call hooks that already ran
+        # the global hooks run first, as in PyTorch's _call_impl
+        forward_hooks = [*_global_forward_hooks.items(), *self._forward_hooks.items()]
+        always = (self._forward_hooks_always_called, _global_forward_hooks_always_called)
         try:
-            for hid, hook in list(self._forward_pre_hooks.items()):
+            for hid, hook in [*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
                 if hid in self._forward_pre_hooks_with_kwargs:
                     res = hook(self, args, kwargs)
                     if res is not None:
@@ -112,12 +187,16 @@ class Module:
                     if res is not None:
                         args = res if isinstance(res, tuple) else (res,)
             bw_hook = None
-            if self._backward_hooks or self._backward_pre_hooks:
-                bw_hook = BackwardHook(self, self._backward_hooks.values(), self._backward_pre_hooks.values())
+            if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks or _global_backward_pre_hooks:
+                bw_hook = BackwardHook(
+                    self,
+                    [*_global_backward_hooks.values(), *self._backward_hooks.values()],
+                    [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()],
+                )
                 args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
-            for hid, hook in list(self._forward_hooks.items()):
-                if hid in self._forward_hooks_always_called:
+            for hid, hook in forward_hooks:
+                if hid in always[0] or hid in always[1]:
                     called.add(hid)
                 result = self._run_forward_hook(hid, hook, args, kwargs, result)
             if bw_hook is not None:
@@ -125,8 +204,8 @@ class Module:
             return result
         except Exception:
             # forward hooks registered with always_call=True still run (once), then the error propagates
-            for hid, hook in list(self._forward_hooks.items()):
-                if hid not in self._forward_hooks_always_called or hid in called:
+            for hid, hook in forward_hooks:
+                if (hid not in always[0] and hid not in always[1]) or hid in called:
                     continue
                 try:
                     result = self._run_forward_hook(hid, hook, args, kwargs, result)
@@ -461,8 +540,14 @@ class Module:
                     m._buffers[k] = b
         return self
 
-    def to(self, device: lc.DeviceLike | lc.DType = None, dtype: lc.DType | None = None) -> Module:
-        """Move parameters and buffers to ``device`` and/or cast floating ones to ``dtype``, in place; returns self."""
+    def to(
+        self, device: lc.DeviceLike | lc.DType = None, dtype: lc.DType | None = None, *, memory_format: Any = None
+    ) -> Module:
+        """Move parameters and buffers to ``device`` and/or cast floating ones to ``dtype``, in place; returns self.
+
+        ``memory_format`` (PyTorch's ``lucid.channels_last``...) is accepted and the parameters keep their layout:
+        the numbers are the same in any layout, and ``is_contiguous(memory_format=)`` reports the one held.
+        """
         if isinstance(device, lc.DType):
             device, dtype = None, device
         if dtype is not None and dtype.kind not in "fc":
@@ -477,6 +562,15 @@ class Module:
 
         return self._apply_inplace(convert)
 
+    def cpu(self) -> Module:
+        """Move parameters and buffers to the CPU device of their backend (``Tensor.cpu``), in place; returns self."""
+        return self._apply_inplace(lambda t: t.cpu())
+
+    def cuda(self, device: lc.DeviceLike = None) -> Module:
+        """Move parameters and buffers to a GPU device (``Tensor.cuda``: this backend's, else the first backend with
+        one; an error says so where there is none), in place; returns self."""
+        return self._apply_inplace(lambda t: t.cuda(device))
+
     def float(self) -> Module:
         """Cast floating-point parameters and buffers to float32; returns self."""
         return self.to(lc.float32)
@@ -485,7 +579,51 @@ class Module:
         """Cast floating-point parameters and buffers to float64; returns self."""
         return self.to(lc.float64)
 
+    def to_empty(self, *, device: lc.DeviceLike = None, recurse: bool = True) -> Module:
+        """Give every parameter and buffer new, uninitialised storage on ``device``; returns self.
+
+        PyTorch uses it to materialise meta-device models; here it allocates (``empty_like``) in place, keeping
+        the Parameter objects, so an optimizer built on them still sees them.
+        """
+        mods = self.modules() if recurse else [self]
+        for m in mods:
+            for p in m._parameters.values():
+                if p is not None:
+                    p.data = lc.empty_like(p.detach(), device=device)
+                    p.grad = None
+            for k, b in m._buffers.items():
+                if b is not None:
+                    m._buffers[k] = lc.empty_like(b, device=device)
+        return self
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """PyTorch's ``Module.compile`` (``torch.compile`` in place): a no-op until graph capture lands (issue 36).
+
+        Every argument is accepted and ignored; the module keeps running eagerly with the same results.
+        """
+        return None
+
     # -- state dict ----------------------------------------------------------------------------------
+    def get_extra_state(self) -> Any:
+        """State beyond parameters and buffers to put in ``state_dict`` as ``<prefix>_extra_state``.
+
+        Override together with :meth:`set_extra_state`; the base class has none (and raises, as PyTorch does).
+        """
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. Please file an issue "
+            "at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug."
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what :meth:`get_extra_state` returned (called by ``load_state_dict``)."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. Please file an issue "
+            "at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug."
+        )
+
+    def _has_extra_state(self) -> bool:
+        return type(self).get_extra_state is not Module.get_extra_state
+
     def state_dict(
         self, destination: dict[str, Tensor] | None = None, prefix: str = "", keep_vars: bool = False
     ) -> dict[str, Tensor]:
@@ -501,30 +639,40 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 out[prefix + name] = b if keep_vars else b.detach()
+        if self._has_extra_state():
+            out[prefix + _EXTRA_STATE_KEY] = self.get_extra_state()
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(out, prefix + name + ".", keep_vars)
         return out
 
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> _IncompatibleKeys:
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> _IncompatibleKeys:
         """Copy values from ``state_dict`` into parameters and buffers (cast and moved to theirs).
 
         Returns ``(missing_keys, unexpected_keys)``; with ``strict`` any missing or unexpected key raises.
-        A shape mismatch always raises. Errors list every problem at once.
+        A shape mismatch always raises. Errors list every problem at once. ``assign=True`` puts the
+        state dict's tensors themselves into the module (dtype and device theirs; each parameter keeps its
+        ``requires_grad``) instead of copying into the existing ones. Modules that define
+        :meth:`set_extra_state` get their ``_extra_state`` entry.
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}")
         own: dict[str, tuple[Module, str, str]] = {}
+        extra: dict[str, Module] = {}
         for mod_prefix, m in self.named_modules(remove_duplicate=False):
             pre = mod_prefix + "." if mod_prefix else ""
+            if type(m).set_extra_state is not Module.set_extra_state:
+                extra[pre + _EXTRA_STATE_KEY] = m
             for name, p in m._parameters.items():
                 if p is not None:
                     own[pre + name] = (m, "_parameters", name)
             for name, b in m._buffers.items():
                 if b is not None and name not in m._non_persistent_buffers_set:
                     own[pre + name] = (m, "_buffers", name)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
+        missing = [k for k in (*own, *extra) if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own and k not in extra]
         errors = []
         updates = []
         for key, (m, store, name) in own.items():
@@ -544,7 +692,7 @@ class Module:
                     f"the shape in current model is {tuple(target.shape)}."
                 )
                 continue
-            updates.append((target, value))
+            updates.append((key, target, value))
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
@@ -553,9 +701,19 @@ class Module:
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         with lc.no_grad():
-            for target, value in updates:
-                # in place, as PyTorch does: views handed out by state_dict() keep reaching the parameter
-                target.copy_(value.detach())
+            for key, target, value in updates:
+                if assign:
+                    m, store, name = own[key]
+                    if store == "_parameters":
+                        m._parameters[name] = Parameter(value.detach(), requires_grad=target.requires_grad)
+                    else:
+                        m._buffers[name] = value
+                else:
+                    # in place, as PyTorch does: views handed out by state_dict() keep reaching the parameter
+                    target.copy_(value.detach())
+        for key, m in extra.items():
+            if key in state_dict:
+                m.set_extra_state(state_dict[key])
         return _IncompatibleKeys(missing, unexpected)
 
     # -- printing ----------------------------------------------------------------------------------

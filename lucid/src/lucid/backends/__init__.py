@@ -1,11 +1,11 @@
-"""``lucid.backends``: PyTorch's ``torch.backends`` questions (``mps``, ``cudnn``) for the installed backends."""
+"""``lucid.backends``: PyTorch's ``torch.backends`` questions (``mps``, ``cudnn``, ``cuda``) for Lucid's backends."""
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-__all__ = ["cudnn", "mps"]
+__all__ = ["cuda", "cudnn", "mps"]
 
 
 def __getattr__(name: str) -> Any:

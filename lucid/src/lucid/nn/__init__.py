@@ -1,4 +1,8 @@
-"""``lucid.nn``: PyTorch's ``torch.nn`` on Lucid (the layers, containers and losses of ``lucid_nn``)."""
+"""``lucid.nn``: PyTorch's ``torch.nn`` on Lucid (the layers, containers and losses of ``lucid_nn``).
+
+Laid out as PyTorch's: ``lucid.nn.modules.<file>`` (``modules.module.Module``, ``modules.conv.Conv2d``),
+``lucid.nn.utils`` (``rnn``, ``parametrize``, ``parametrizations``), ``lucid.nn.parallel`` and ``lucid.nn.init``.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,9 @@ from lucid_core import Parameter
 from lucid_nn import *  # noqa: F403
 from lucid_nn import Module
 
-from . import functional, init
+from . import functional, init, modules
 
-__all__ = ["Module", "Parameter", "functional", "init", "utils", "parallel"]  # noqa: F405 - lazy
+__all__ = ["Module", "Parameter", "functional", "init", "modules", "utils", "parallel"]  # noqa: F405 - lazy
 
 
 def __getattr__(name: str) -> Any:

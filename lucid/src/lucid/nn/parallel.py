@@ -1,12 +1,15 @@
-"""``lucid.nn.parallel``: ``DistributedDataParallel`` from ``lucid_distributed`` (installed separately)."""
+"""``lucid.nn.parallel``: ``DistributedDataParallel`` (from ``lucid_distributed``) and ``DataParallel``
+(``lucid_nn``'s, one device)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from lucid_nn import DataParallel
+
 from .._optional import distributed_module
 
-__all__ = ["DistributedDataParallel"]  # noqa: F822 - loaded by __getattr__
+__all__ = ["DataParallel", "DistributedDataParallel"]  # noqa: F822 - DistributedDataParallel: __getattr__
 
 
 def __getattr__(name: str) -> Any:

@@ -78,7 +78,7 @@ def _infer_dtype(obj: Any) -> dt.DType | None:
         return None
     if not seen:
         return dt.default_float
-    return (dt.bool, dt.default_int, dt.default_float, dt.complex64)[kind]
+    return (dt.bool, dt.default_int, dt.default_float, dt.default_complex)[kind]
 
 
 def _native_owner(obj: Any) -> Any:
@@ -228,10 +228,12 @@ def _shape_arg(shape: Any, dims: tuple[Any, ...], name: str) -> tuple[int, ...]:
     return _shape((shape, *dims), name)
 
 
-def _dev_dtype(dtype: DTypeLike, device: DeviceLike, default: dt.DType = dt.default_float) -> tuple[Device, dt.DType]:
-
+def _dev_dtype(dtype: DTypeLike, device: DeviceLike, default: dt.DType | None = None) -> tuple[Device, dt.DType]:
+    """The device and dtype of a new tensor; ``default`` None is the default float, read now (set_default_dtype)."""
     dev = default_device() if device is None else resolve_device(device)
-    return dev, default if dtype is None else dt.as_dtype(dtype)
+    if dtype is None:
+        return dev, dt.default_float if default is None else default
+    return dev, dt.as_dtype(dtype)
 
 
 def _filled(

@@ -27,6 +27,8 @@ def _native_key(x: Tensor, key: Any) -> tuple[Any, bool]:
     """Translate an index into the backend's terms; report whether it uses advanced indexing."""
     if not isinstance(key, tuple):
         key = (key,)
+    if any(type(k) is range for k in key):  # PyTorch takes a range as the list of its integers
+        key = tuple(list(k) if type(k) is range else k for k in key)
     out = []
     masks = []
     advanced = False

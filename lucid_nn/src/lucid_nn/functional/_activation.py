@@ -5,10 +5,12 @@ from __future__ import annotations
 __all__ = [
     "relu", "relu6", "leaky_relu", "prelu", "elu", "selu", "celu", "gelu", "silu", "mish", "sigmoid", "tanh",
     "hardtanh", "hardsigmoid", "hardswish", "softplus", "softsign", "logsigmoid", "threshold", "tanhshrink",
-    "softmax", "log_softmax", "softmin", "glu",
+    "softmax", "log_softmax", "softmin", "glu", "hardshrink", "softshrink", "rrelu", "gumbel_softmax",
+    "relu_", "elu_", "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_",
 ]  # fmt: skip
 
 import math
+from collections.abc import Callable
 
 import lucid_core as lc
 from lucid_core import Function, Tensor, kernels
@@ -24,26 +26,34 @@ def _check(x: object, name: str) -> Tensor:
     return x
 
 
-def relu(x: Tensor) -> Tensor:
+def _maybe_inplace(x: Tensor, fn: Callable[[Tensor], Tensor], inplace: bool, name: str) -> Tensor:
+    """``fn(x)``, written into ``x`` itself when ``inplace`` (PyTorch's ``inplace=True``: returns ``x``)."""
+    if not inplace:
+        return fn(x)
+    return x._apply_inplace(fn, f"{name}_")
+
+
+def relu(x: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0)."""
-    return lc.relu(_check(x, "relu"))
+    _check(x, "relu")
+    return _maybe_inplace(x, lc.relu, inplace, "relu")
 
 
-def relu6(x: Tensor) -> Tensor:
+def relu6(x: Tensor, inplace: bool = False) -> Tensor:
     """min(max(x, 0), 6)."""
-    return hardtanh(x, 0.0, 6.0)
+    return hardtanh(x, 0.0, 6.0, inplace)
 
 
-def threshold(x: Tensor, threshold: float, value: float) -> Tensor:
+def threshold(x: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else ``value``."""
     _check(x, "threshold")
-    return lc.where(x > threshold, x, lc.full_like(x, value))
+    return _maybe_inplace(x, lambda t: lc.where(t > threshold, t, lc.full_like(t, value)), inplace, "threshold")
 
 
-def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, negative_slope * x otherwise."""
     _check(x, "leaky_relu")
-    return lc.where(x > 0, x, x * negative_slope)
+    return _maybe_inplace(x, lambda t: lc.where(t > 0, t, t * negative_slope), inplace, "leaky_relu")
 
 
 def prelu(x: Tensor, weight: Tensor) -> Tensor:
@@ -61,24 +71,25 @@ def prelu(x: Tensor, weight: Tensor) -> Tensor:
     return lc.where(x > 0, x, x * weight)
 
 
-def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
+def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
     _check(x, "elu")
     # the negative branch holds at 0 (slope alpha there, as in PyTorch); minimum(x, 0) would halve it
-    return lc.where(x > 0, x, lc.expm1(_nonpositive(x)) * alpha)
+    return _maybe_inplace(x, lambda t: lc.where(t > 0, t, lc.expm1(_nonpositive(t)) * alpha), inplace, "elu")
 
 
-def selu(x: Tensor) -> Tensor:
+def selu(x: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalising constants."""
-    return elu(x, _SELU_ALPHA) * _SELU_SCALE
+    _check(x, "selu")
+    return _maybe_inplace(x, lambda t: elu(t, _SELU_ALPHA) * _SELU_SCALE, inplace, "selu")
 
 
-def celu(x: Tensor, alpha: float = 1.0) -> Tensor:
+def celu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     _check(x, "celu")
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0")
-    return lc.where(x > 0, x, lc.expm1(_nonpositive(x) / alpha) * alpha)
+    return _maybe_inplace(x, lambda t: lc.where(t > 0, t, lc.expm1(_nonpositive(t) / alpha) * alpha), inplace, "celu")
 
 
 def _nonpositive(x: Tensor) -> Tensor:
@@ -142,14 +153,16 @@ class _GeluGrad(Function):
         return kernels.call(ctx.device, "gelu_grad", gy, x, approximate)
 
 
-def silu(x: Tensor) -> Tensor:
+def silu(x: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
-    return _check(x, "silu") * lc.sigmoid(x)
+    _check(x, "silu")
+    return _maybe_inplace(x, lambda t: t * lc.sigmoid(t), inplace, "silu")
 
 
-def mish(x: Tensor) -> Tensor:
+def mish(x: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
-    return _check(x, "mish") * lc.tanh(softplus(x))
+    _check(x, "mish")
+    return _maybe_inplace(x, lambda t: t * lc.tanh(softplus(t)), inplace, "mish")
 
 
 def sigmoid(x: Tensor) -> Tensor:
@@ -167,12 +180,16 @@ def tanhshrink(x: Tensor) -> Tensor:
     return x - lc.tanh(_check(x, "tanhshrink"))
 
 
-def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """x clipped to [min_val, max_val]."""
     _check(x, "hardtanh")
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
-    return _pass_strictly_inside(x, lc.clip(x, min_val, max_val), min_val, max_val)
+
+    def fn(t: Tensor) -> Tensor:
+        return _pass_strictly_inside(t, lc.clip(t, min_val, max_val), min_val, max_val)
+
+    return _maybe_inplace(x, fn, inplace, "hardtanh")
 
 
 def _pass_strictly_inside(x: Tensor, y: Tensor, lo: float, hi: float) -> Tensor:
@@ -181,15 +198,20 @@ def _pass_strictly_inside(x: Tensor, y: Tensor, lo: float, hi: float) -> Tensor:
     return lc.where(lc.logical_and(x > lo, x < hi), y, y.detach())
 
 
-def hardsigmoid(x: Tensor) -> Tensor:
+def hardsigmoid(x: Tensor, inplace: bool = False) -> Tensor:
     """clip(x / 6 + 1 / 2, 0, 1)."""
     _check(x, "hardsigmoid")
-    return _pass_strictly_inside(x, lc.clip(x / 6.0 + 0.5, 0.0, 1.0), -3.0, 3.0)
+
+    def fn(t: Tensor) -> Tensor:
+        return _pass_strictly_inside(t, lc.clip(t / 6.0 + 0.5, 0.0, 1.0), -3.0, 3.0)
+
+    return _maybe_inplace(x, fn, inplace, "hardsigmoid")
 
 
-def hardswish(x: Tensor) -> Tensor:
+def hardswish(x: Tensor, inplace: bool = False) -> Tensor:
     """x * hardsigmoid(x)."""
-    return x * hardsigmoid(x)
+    _check(x, "hardswish")
+    return _maybe_inplace(x, lambda t: t * hardsigmoid(t), inplace, "hardswish")
 
 
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -293,3 +315,90 @@ def glu(x: Tensor, dim: int = -1) -> Tensor:
         raise ValueError(f"glu: halving dimension must be even, but dimension {dim % x.ndim} is size {n}")
     a, b = lc.split(x, 2, axis=dim % x.ndim)
     return a * lc.sigmoid(b)
+
+
+# -- shrinkage and randomised ReLU ---------------------------------------------------------------------
+def hardshrink(x: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    _check(x, "hardshrink")
+    return lc.where(lc.abs(x) > lambd, x, lc.zeros_like(x))
+
+
+def softshrink(x: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    _check(x, "softshrink")
+    if lambd < 0:
+        raise ValueError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}")
+    zero = lc.zeros_like(x)
+    return lc.where(x > lambd, x - lambd, lc.where(x < -lambd, x + lambd, zero))
+
+
+def rrelu(
+    x: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element when training, and is
+    (lower + upper) / 2 otherwise."""
+    _check(x, "rrelu")
+    if not 0 <= lower <= upper:
+        raise ValueError(f"rrelu: expected 0 <= lower <= upper, got lower={lower}, upper={upper}")
+    if not training:
+        return leaky_relu(x, (lower + upper) / 2, inplace)
+    slope = lc.uniform(lower, upper, x.shape, dtype=x.dtype, device=x.device)
+    return _maybe_inplace(x, lambda t: lc.where(t >= 0, t, t * slope), inplace, "rrelu")
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """softmax((logits + g) / tau) with Gumbel(0, 1) noise g; ``hard`` returns one-hot samples whose gradient
+    is the soft sample's (the straight-through estimator)."""
+    _check(logits, "gumbel_softmax")
+    u = lc.uniform(0.0, 1.0, logits.shape, dtype=logits.dtype, device=logits.device)
+    e = -lc.log1p(-u)  # Exp(1) samples; the Gumbel noise is -log(e)
+    y = softmax((logits - lc.log(e)) / tau, dim)
+    if not hard:
+        return y
+    index = lc.argmax(y.detach(), axis=dim, keepdims=True)
+    classes = lc.reshape(
+        lc.arange(y.shape[dim], device=y.device), tuple(-1 if a == dim % y.ndim else 1 for a in range(y.ndim))
+    )
+    y_hard = lc.astype(index == classes, y.dtype)
+    return y_hard - y.detach() + y
+
+
+def relu_(x: Tensor) -> Tensor:
+    """In-place :func:`relu`."""
+    return relu(x, inplace=True)
+
+
+def elu_(x: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`elu`."""
+    return elu(x, alpha, inplace=True)
+
+
+def celu_(x: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`celu`."""
+    return celu(x, alpha, inplace=True)
+
+
+def selu_(x: Tensor) -> Tensor:
+    """In-place :func:`selu`."""
+    return selu(x, inplace=True)
+
+
+def leaky_relu_(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place :func:`leaky_relu`."""
+    return leaky_relu(x, negative_slope, inplace=True)
+
+
+def hardtanh_(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place :func:`hardtanh`."""
+    return hardtanh(x, min_val, max_val, inplace=True)
+
+
+def threshold_(x: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place :func:`threshold`."""
+    return globals()["threshold"](x, threshold, value, inplace=True)
+
+
+def rrelu_(x: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """In-place :func:`rrelu`."""
+    return rrelu(x, lower, upper, training, inplace=True)

@@ -15,6 +15,7 @@ from lucid_core import Tensor, kernels
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
+    "conv_tbc",
 ]  # fmt: skip
 
 _LAYOUT = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
@@ -528,3 +529,16 @@ def fold(
         )
     cols = lc.reshape(input, (n, ck // k, k, *out))
     return col2im(cols, size, kernel, st, dl, tuple((p, p) for p in pd))
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-D convolution over a time-major sequence: ``input`` (T, B, C_in), ``weight`` (K, C_in, C_out),
+    ``bias`` (C_out,), zero padding ``pad`` on both ends of T; the result is (T + 2 * pad - K + 1, B, C_out)."""
+    if not isinstance(input, Tensor) or input.ndim != 3:
+        raise ValueError(f"conv_tbc: expected a 3-D input (T, B, C_in), got {getattr(input, 'shape', None)}")
+    if weight.ndim != 3 or weight.shape[1] != input.shape[2]:
+        raise ValueError(f"conv_tbc: weight must be (K, {input.shape[2]}, C_out), got shape {weight.shape}")
+    x = lc.permute_dims(input, (1, 2, 0))  # (B, C_in, T)
+    w = lc.permute_dims(weight, (2, 1, 0))  # (C_out, C_in, K)
+    y = conv1d(x, w, bias, padding=pad)
+    return lc.permute_dims(y, (2, 0, 1))

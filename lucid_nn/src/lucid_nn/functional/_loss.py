@@ -5,7 +5,7 @@ from __future__ import annotations
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
-    "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
+    "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "linear_cross_entropy",
 ]  # fmt: skip
 
 import math
@@ -15,7 +15,7 @@ import lucid_core as lc
 from lucid_core import Tensor, kernels
 
 from ._activation import log_softmax
-from ._misc import pairwise_distance
+from ._misc import linear, pairwise_distance
 
 _REDUCTIONS = ("none", "mean", "sum")
 # PyTorch's EPSILON in its loss kernels: 1e-12 rounded to float32 (BCE's gradient floor, cosine magnitudes)
@@ -553,3 +553,36 @@ def triplet_margin_loss(
     if swap:
         d_an = lc.minimum(d_an, pairwise_distance(positive, negative, p, eps))
     return _reduce(_hinge(margin + d_ap - d_an), reduction, "triplet_margin_loss")
+
+
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options: object = None,
+) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``.
+
+    ``linear_weight`` is (C, *out_features, in_features): the logits are (N, C, *out_features). ``options``
+    (PyTorch's chunking of the batch to save memory) changes no number and is accepted and ignored.
+    """
+    if not isinstance(linear_weight, Tensor) or linear_weight.ndim < 2:
+        raise ValueError("linear_cross_entropy: linear_weight must be a Tensor (C, *out_features, in_features)")
+    classes = tuple(linear_weight.shape[:-1])
+    w = lc.reshape(linear_weight, (-1, linear_weight.shape[-1]))
+    b = None if linear_bias is None else lc.reshape(linear_bias, (-1,))
+    logits = lc.reshape(linear(input, w, b), (*input.shape[:-1], *classes))
+    return cross_entropy(
+        logits,
+        target,
+        weight,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        reduction=reduction,
+        label_smoothing=label_smoothing,
+    )

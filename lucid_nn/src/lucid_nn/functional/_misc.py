@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import warnings
+
 __all__ = [
     "linear", "bilinear", "embedding", "one_hot", "pad", "normalize", "cosine_similarity", "pairwise_distance",
-    "dropout", "dropout1d", "dropout2d", "alpha_dropout",
-    "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "local_response_norm",
+    "embedding_bag", "grouped_mm",
 ]  # fmt: skip
 
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import lucid_core as lc
 from lucid_core import Tensor, kernels
@@ -120,8 +124,13 @@ def bilinear(x1: Tensor, x2: Tensor, weight: Tensor, bias: Tensor | None = None)
 
 
 def embedding(x: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
-              norm_type: float = 2.0) -> Tensor:  # fmt: skip
-    """Rows of ``weight`` picked by the integer tensor ``x``; the ``padding_idx`` row gets no gradient."""
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:  # fmt: skip
+    """Rows of ``weight`` picked by the integer tensor ``x``; the ``padding_idx`` row gets no gradient.
+
+    Args:
+        scale_grad_by_freq: divide each row's gradient by how often its index occurs in ``x``.
+        sparse: accepted; the weight's gradient is always dense here (the same numbers as PyTorch's sparse one).
+    """
     _check(x, "embedding")
     if x.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be an integer tensor, got {x.dtype.name}")
@@ -148,7 +157,20 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: int | None = None, max_nor
             padding_idx += n
         keep = lc.expand_dims(x != padding_idx, axis=-1)
         out = lc.where(keep, out, out.detach())
+    if scale_grad_by_freq and x.size:
+        out = _scale_grad_by_count(out, x)
     return out
+
+
+def _scale_grad_by_count(rows: Tensor, x: Tensor) -> Tensor:
+    """``rows`` (the lookups of indices ``x``, embedding axis last) with their gradient divided by how many
+    times each index occurs in ``x``; the values are unchanged."""
+    with lc.no_grad():
+        flat = lc.reshape(x, (-1,))
+        values, counts = lc.unique_counts(flat)
+        per = lc.take(counts, lc.searchsorted(values, flat), axis=0)
+        inv = lc.reshape(1.0 / lc.astype(per, rows.dtype), (*x.shape, 1))
+    return rows * inv + rows.detach() * (1.0 - inv)
 
 
 def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
@@ -232,19 +254,29 @@ def _check_p(p: float, name: str) -> None:
         raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p}")
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def _written(x: Tensor, fn: Callable[[Tensor], Tensor], inplace: bool, name: str) -> Tensor:
+    """``fn(x)``, or ``x`` holding it when ``inplace`` (PyTorch's ``inplace=True`` returns its input); ``fn``
+    then runs on the in-place machinery's stand-in for ``x``, so the graph does not save the tensor it writes."""
+    if not inplace:
+        return fn(x)
+    return x._apply_inplace(fn, f"{name}_")
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p) (identity when not training)."""
     _check(x, "dropout")
     _check_p(p, "dropout")
     if not training or p == 0:
         return x
     if p == 1:
-        return x * 0.0
+        return _written(x, lambda t: t * 0.0, inplace, "dropout")
     keep = lc.bernoulli(1.0 - p, x.shape, dtype=x.dtype, device=x.device)
-    return x * keep * (1.0 / (1.0 - p))
+    return _written(x, lambda t: t * keep * (1.0 / (1.0 - p)), inplace, "dropout")
 
 
-def _channel_dropout(x: Tensor, p: float, training: bool, batched_ndim: int, name: str) -> Tensor:
+def _channel_dropout(
+    x: Tensor, p: float, training: bool, batched_ndim: int, name: str, inplace: bool = False
+) -> Tensor:
     _check(x, name)
     _check_p(p, name)
     if x.ndim not in (batched_ndim - 1, batched_ndim):
@@ -252,36 +284,78 @@ def _channel_dropout(x: Tensor, p: float, training: bool, batched_ndim: int, nam
     if not training or p == 0:
         return x
     if p == 1:
-        return x * 0.0
+        return _written(x, lambda t: t * 0.0, inplace, name)
     lead = 2 if x.ndim == batched_ndim else 1
     shape = x.shape[:lead] + (1,) * (x.ndim - lead)
     keep = lc.bernoulli(1.0 - p, shape, dtype=x.dtype, device=x.device)
-    return x * keep * (1.0 / (1.0 - p))
+    return _written(x, lambda t: t * keep * (1.0 / (1.0 - p)), inplace, name)
 
 
-def dropout1d(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def dropout1d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of an (N, C, L) or (C, L) input with probability ``p``."""
-    return _channel_dropout(x, p, training, 3, "dropout1d")
+    return _channel_dropout(x, p, training, 3, "dropout1d", inplace)
 
 
-def dropout2d(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """Zero whole channels of an (N, C, H, W) or (C, H, W) input with probability ``p``."""
-    return _channel_dropout(x, p, training, 4, "dropout2d")
+def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels (axis 1) of an (N, C, H, W) input with probability ``p``.
+
+    As PyTorch 2.13: a 3-D input is taken as (N, C, L) (channel-wise 1-D dropout, with PyTorch's warning), and
+    other ranks are deprecated but still drop over the first two axes (a 2-D input element by element).
+    """
+    _check(x, "dropout2d")
+    if x.ndim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {x.ndim}-D input to dropout2d, which is deprecated and will result in an error "
+            "in a future release. To retain the behavior and silence this warning, please use dropout instead. Note "
+            "that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a channel "
+            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    if x.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+            "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+            "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
+            "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    if x.ndim < 2:
+        raise ValueError(f"dropout2d: expected an input with a channel axis (N, C, H, W), got shape {x.shape}")
+    return _channel_dropout(x, p, training, x.ndim, "dropout2d", inplace)
 
 
-def alpha_dropout(x: Tensor, p: float = 0.5, training: bool = False) -> Tensor:
-    """Dropout that keeps SELU's self-normalising mean and variance."""
-    _check(x, "alpha_dropout")
-    _check_p(p, "alpha_dropout")
+def dropout3d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of an (N, C, D, H, W) or (C, D, H, W) input with probability ``p``."""
+    return _channel_dropout(x, p, training, 5, "dropout3d", inplace)
+
+
+def _alpha_dropout(x: Tensor, p: float, training: bool, inplace: bool, feature: bool, name: str) -> Tensor:
+    """SELU-preserving dropout: dropped values become SELU's negative saturation, then an affine map restores
+    the mean and variance; ``feature`` drops whole channels (axis 1) instead of elements."""
+    _check(x, name)
+    _check_p(p, name)
     if not training or p == 0:
         return x
     if p == 1:
-        return x * 0.0
+        return _written(x, lambda t: t * 0.0, inplace, name)
     alpha_p = -1.7580993408473766
-    keep = lc.bernoulli(1.0 - p, x.shape, dtype=x.dtype, device=x.device)
+    shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2) if feature else x.shape
+    if feature and x.ndim < 2:
+        raise ValueError(f"{name}: expected an input with a channel axis (N, C, ...), got shape {x.shape}")
+    keep = lc.bernoulli(1.0 - p, shape, dtype=x.dtype, device=x.device)
     a = ((1 - p) * (1 + p * alpha_p**2)) ** -0.5
     b = -a * alpha_p * p
-    return (x * keep + alpha_p * (1 - keep)) * a + b
+    return _written(x, lambda t: (t * keep + alpha_p * (1 - keep)) * a + b, inplace, name)
+
+
+def alpha_dropout(x: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout that keeps SELU's self-normalising mean and variance."""
+    return _alpha_dropout(x, p, training, inplace, False, "alpha_dropout")
+
+
+def feature_alpha_dropout(x: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """:func:`alpha_dropout` of whole channels (axis 1)."""
+    return _alpha_dropout(x, p, training, inplace, True, "feature_alpha_dropout")
 
 
 # -- normalisation ------------------------------------------------------------------------------------
@@ -504,3 +578,218 @@ def group_norm(
     mean, var = _moments(g, (2,))
     y = ((g - mean) * lc.rsqrt(var + eps)).reshape(x.shape)
     return _affine(y, weight, bias, (1, c) + (1,) * (x.ndim - 2))
+
+
+def local_response_norm(x: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta (channels zero-padded)."""
+    _check(x, "local_response_norm")
+    if x.ndim < 3:
+        raise ValueError(f"local_response_norm: expected an input of 3 or more dimensions, got shape {x.shape}")
+    if x.shape[1] == 0:
+        return x
+    c = x.shape[1]
+    sq = x * x
+    widths = [(0, 0)] * x.ndim
+    widths[1] = (size // 2, (size - 1) // 2)
+    padded = lc.pad(sq, widths, mode="constant", value=0.0)
+    acc = padded[:, 0:c]
+    for i in range(1, size):
+        acc = acc + padded[:, i : i + c]
+    div = (acc * (alpha / size) + k) ** beta
+    return x / div
+
+
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """Sums, means or maxima of bags of embedding rows, without materialising the per-index rows' layout.
+
+    Args:
+        input: (B, L) indices (each row a bag), or 1-D indices cut into bags at ``offsets``.
+        mode: ``"sum"``, ``"mean"`` or ``"max"``; empty bags give zeros.
+        per_sample_weights: a weight per index, multiplied in before the sum (``mode="sum"`` only).
+        padding_idx: indices equal to it are left out of their bag (and of its count).
+        scale_grad_by_freq: divide each row's gradient by how often its index occurs in ``input``.
+        sparse: accepted; the gradient is dense (as in :func:`embedding`).
+    """
+    _check(input, "embedding_bag")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    if per_sample_weights is not None and mode != "sum":
+        raise ValueError("embedding_bag: per_sample_weights is only supported for mode='sum'")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("embedding_bag: offsets must be None when input is 2-D (each row is a bag)")
+        b, length = input.shape
+        bag_of = [i for i in range(b) for _ in range(length)]
+        flat = lc.reshape(input, (-1,))
+        if per_sample_weights is not None:
+            per_sample_weights = lc.reshape(per_sample_weights, (-1,))
+    elif input.ndim == 1:
+        if offsets is None or offsets.ndim != 1:
+            raise ValueError("embedding_bag: a 1-D input needs 1-D offsets")
+        starts = [int(v) for v in offsets.tolist()]
+        total = input.shape[0]
+        if include_last_offset:
+            bounds = starts
+        else:
+            bounds = [*starts, total]
+        if any(a > c for a, c in itertools.pairwise(bounds)) or (bounds and (bounds[0] != 0 or bounds[-1] > total)):
+            raise ValueError(f"embedding_bag: offsets {starts} must start at 0 and not decrease")
+        b = len(bounds) - 1
+        bag_of = [i for i in range(b) for _ in range(bounds[i], bounds[i + 1])]
+        flat = input[: len(bag_of)] if len(bag_of) != total else input
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights[: len(bag_of)]
+    else:
+        raise ValueError(f"embedding_bag: input must be 1-D or 2-D, got shape {input.shape}")
+    rows = embedding(flat, weight, max_norm=max_norm, norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq)
+    n_rows = weight.shape[0]
+    keep = lc.ones((len(bag_of),), dtype=weight.dtype, device=weight.device)
+    if padding_idx is not None:
+        pad = padding_idx + n_rows if padding_idx < 0 else padding_idx
+        keep = lc.astype(flat != pad, weight.dtype)
+    member = lc.asarray(
+        [[1.0 if g == i else 0.0 for g in bag_of] for i in range(b)], dtype=weight.dtype, device=weight.device
+    )  # (B, M)
+    member = member * lc.reshape(keep, (1, -1))
+    if mode == "max":
+        if not bag_of:
+            return lc.zeros((b, weight.shape[1]), dtype=weight.dtype, device=weight.device)
+        inside = lc.expand_dims(member > 0, axis=-1)  # (B, M, 1)
+        masked = lc.where(
+            inside, lc.expand_dims(rows, axis=0), lc.full((), -math.inf, dtype=weight.dtype, device=weight.device)
+        )
+        top = lc.max(masked, axis=1)
+        empty = lc.expand_dims(lc.logical_not(lc.any(member > 0, axis=1)), axis=-1)
+        return lc.where(empty, lc.zeros_like(top), top)
+    if per_sample_weights is not None:
+        member = member * lc.reshape(per_sample_weights, (1, -1))
+    out = (
+        lc.matmul(member, rows) if bag_of else lc.zeros((b, weight.shape[1]), dtype=weight.dtype, device=weight.device)
+    )
+    if mode == "mean":
+        counts = lc.sum(lc.reshape(keep, (1, -1)) * lc.astype(member != 0, weight.dtype), axis=1, keepdims=True)
+        out = out / lc.maximum(counts, lc.ones_like(counts))
+    return out
+
+
+def _cross_map_windows(c: int, size: int) -> tuple[list[list[float]], list[list[float]]]:
+    """(forward, backward) channel-mixing matrices of PyTorch's legacy ``CrossMapLRN2d``.
+
+    Its forward builds each channel's sum of squares by a running add/subtract that leaves channel 0 in
+    every window; its hand-written backward sums over a different (symmetric-offset) window. Both are
+    reproduced exactly, as matrices: row ``c`` says which channels enter channel ``c``'s sum.
+    """
+    pre_pad = int((size - 1) / 2 + 1)
+    rows = [[0.0] * c for _ in range(c)]
+    for j in range(min(pre_pad, c)):
+        rows[0][j] += 1.0
+    for i in range(1, c):
+        rows[i] = list(rows[i - 1])
+        if i < c - pre_pad + 1:
+            rows[i][i + pre_pad - 1] += 1.0
+        if i > pre_pad:
+            rows[i][i - pre_pad] -= 1.0
+    inv = int(size - (size - 1) / 2)
+    back = [[1.0 if i - inv <= j <= i + size - 1 - inv else 0.0 for j in range(c)] for i in range(c)]
+    return rows, back
+
+
+def _mix_channels(m: Tensor, t: Tensor) -> Tensor:
+    """sum_j m[c, j] * t[:, j, ...] for an (N, C, ...) ``t``."""
+    n, c = t.shape[:2]
+    flat = lc.reshape(t, (n, c, -1))
+    return lc.reshape(lc.matmul(m, flat), t.shape)
+
+
+class _CrossMapLRN2d(lc.Function):
+    """PyTorch's legacy cross-map LRN: ``x * (k + alpha / size * window_sum(x^2)) ** -beta``, with PyTorch's
+    forward window and its own backward formula (which is not the exact derivative of that forward)."""
+
+    @staticmethod
+    def forward(ctx, x, size, alpha, beta, k):
+        fwd, _ = _cross_map_windows(x.shape[1], size)
+        scale = _mix_channels(lc.asarray(fwd, dtype=x.dtype, device=x.device), x * x) * (alpha / size) + k
+        return x * scale**-beta
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, size, alpha, beta, k = ctx.inputs
+        fwd, back = _cross_map_windows(x.shape[1], size)
+        scale = _mix_channels(lc.asarray(fwd, dtype=x.dtype, device=x.device), x * x) * (alpha / size) + k
+        out = x * scale**-beta
+        acc = _mix_channels(lc.asarray(back, dtype=x.dtype, device=x.device), gy * out / scale)
+        return scale**-beta * gy - (2.0 * alpha * beta / size) * x * acc, None, None, None, None
+
+
+def _cross_map_lrn2d(x: Tensor, size: int, alpha: float, beta: float, k: float) -> Tensor:
+    """The ``CrossMapLRN2d`` layer's computation (an (N, C, H, W) input)."""
+    _check(x, "CrossMapLRN2d")
+    if x.ndim != 4:
+        raise ValueError(f"CrossMapLRN2d: expected a 4-D input (N, C, H, W), got shape {x.shape}")
+    return _CrossMapLRN2d.apply(x, size, alpha, beta, k)
+
+
+def grouped_mm(
+    mat_a: Tensor,
+    mat_b: Tensor,
+    *,
+    offs: Tensor | None = None,
+    bias: Tensor | None = None,
+    out_dtype: lc.DTypeLike = None,
+) -> Tensor:
+    """Matrix products of groups (mixture-of-experts layers): group ``g`` is ``A_g @ B_g``.
+
+    3-D ``mat_a`` (G, M, K) and ``mat_b`` (G, K, N): a batched product. With 1-D ``offs`` (cumulative group
+    ends): 2-D ``mat_a`` (M, K) with 3-D ``mat_b`` (G, K, N) splits the rows of ``mat_a``; 2-D with 2-D splits
+    the shared K axis, giving (G, M, N); 3-D ``mat_a`` (G, M, K) with 2-D ``mat_b`` (K, N) splits the columns
+    of ``mat_b``. Rows or columns past ``offs[-1]`` are zero. ``bias`` is not supported.
+    """
+    _check(mat_a, "grouped_mm")
+    _check(mat_b, "grouped_mm")
+    if bias is not None:
+        raise NotImplementedError("grouped_mm: bias is not supported; add it to the result")
+    da, db = mat_a.ndim, mat_b.ndim
+    if (da, db) not in ((2, 2), (2, 3), (3, 2), (3, 3)):
+        raise ValueError(f"grouped_mm: operands must be 2-D or 3-D, got shapes {mat_a.shape} and {mat_b.shape}")
+    if (da, db) == (3, 3):
+        if offs is not None:
+            raise ValueError("grouped_mm: offs must be None when both operands are 3-D")
+        out = lc.matmul(mat_a, mat_b)
+    else:
+        if offs is None:
+            raise ValueError(f"grouped_mm: offs is needed for {da}-D x {db}-D operands")
+        ends = [int(v) for v in offs.tolist()]
+        starts = [0, *ends[:-1]]
+        if any(e < s0 for s0, e in zip(starts, ends)):
+            raise ValueError(f"grouped_mm: offs must not decrease, got {ends}")
+        if (da, db) == (2, 3):
+            if len(ends) != mat_b.shape[0]:
+                raise ValueError(f"grouped_mm: {len(ends)} offsets for {mat_b.shape[0]} groups of mat_b")
+            parts = [lc.matmul(mat_a[s0:e], mat_b[g]) for g, (s0, e) in enumerate(zip(starts, ends))]
+            rest = mat_a.shape[0] - ends[-1]
+            if rest:
+                parts.append(lc.zeros((rest, mat_b.shape[2]), dtype=mat_a.dtype, device=mat_a.device))
+            out = lc.concat(parts, axis=0)
+        elif (da, db) == (3, 2):
+            if len(ends) != mat_a.shape[0]:
+                raise ValueError(f"grouped_mm: {len(ends)} offsets for {mat_a.shape[0]} groups of mat_a")
+            parts = [lc.matmul(mat_a[g], mat_b[:, s0:e]) for g, (s0, e) in enumerate(zip(starts, ends))]
+            rest = mat_b.shape[1] - ends[-1]
+            if rest:
+                parts.append(lc.zeros((mat_a.shape[1], rest), dtype=mat_a.dtype, device=mat_a.device))
+            out = lc.concat(parts, axis=1)
+        else:
+            out = lc.stack([lc.matmul(mat_a[:, s0:e], mat_b[s0:e]) for s0, e in zip(starts, ends)], axis=0)
+    return out if out_dtype is None else lc.astype(out, out_dtype)

@@ -2,7 +2,7 @@
 
 Windows come from the same im2col as convolutions (one strided view per kernel offset, stacked),
 with a reshape fast path when windows tile the input exactly (stride == kernel, no padding).
-Adaptive average pooling and linear interpolation are matmuls with small weight matrices.
+Adaptive average pooling and linear/cubic interpolation are matmuls with small weight matrices.
 """
 
 from __future__ import annotations
@@ -19,9 +19,15 @@ from ._conv import _ntuple, col2im, im2col
 __all__ = [
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "interpolate", "upsample",
+    "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+    "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+    "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices", "upsample_nearest", "upsample_bilinear",
 ]  # fmt: skip
 
-_LAYOUT = {1: "(N, C, L) or (C, L)", 2: "(N, C, H, W) or (C, H, W)"}
+_LAYOUT = {1: "(N, C, L) or (C, L)", 2: "(N, C, H, W) or (C, H, W)", 3: "(N, C, D, H, W) or (C, D, H, W)"}
 
 
 def _batched(x: Any, nd: int, name: str) -> tuple[Tensor, bool]:
@@ -434,7 +440,9 @@ def adaptive_max_pool2d(input: Tensor, output_size: int | Sequence[int | None], 
     return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
 
 
-_MODES = {"nearest": None, "nearest-exact": None, "linear": 1, "bilinear": 2, "trilinear": 3}
+_MODES = {
+    "nearest": None, "nearest-exact": None, "area": None, "linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3,
+}  # fmt: skip
 
 
 def _source_coords(n: int, o: int, scale: float | None, align_corners: bool, device: Any, dtype: Any) -> Tensor:
@@ -458,6 +466,28 @@ def _linear_matrix(n: int, o: int, scale: float | None, align_corners: bool, dev
     return w0 + w1
 
 
+def _cubic_matrix(n: int, o: int, scale: float | None, align_corners: bool, device: Any, dtype: Any) -> Tensor:
+    """(o, n) weights of bicubic interpolation (Keys, A = -0.75); taps beyond the edges repeat the edge."""
+    a = -0.75
+    ratio = ((n - 1) / (o - 1) if o > 1 else 0.0) if align_corners else (1.0 / scale if scale else n / o)
+    rows = []
+    for j in range(o):
+        src = j * ratio if align_corners else (j + 0.5) * ratio - 0.5  # no clamp at 0, as PyTorch's cubic
+        f = math.floor(src)
+        t = src - f
+        w = [
+            ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+            ((a + 2) * t - (a + 3)) * t * t + 1,
+            ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+            ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a,
+        ]
+        row = [0.0] * n
+        for tap, wt in zip(range(f - 1, f + 3), w):
+            row[min(max(tap, 0), n - 1)] += wt
+        rows.append(row)
+    return lc.asarray(rows, dtype=dtype, device=device)
+
+
 def _nearest_index(n: int, o: int, scale: float | None, exact: bool) -> list[int]:
     ratio = (1.0 / scale) if scale is not None else n / o
     if exact:
@@ -472,13 +502,15 @@ def interpolate(
     mode: str = "nearest",
     align_corners: bool | None = None,
     recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
 ) -> Tensor:
     """Resample ``input`` (N, C, *spatial) to ``size`` or by ``scale_factor``.
 
     Args:
-        mode: ``"nearest"``, ``"nearest-exact"``, ``"linear"`` (3-D input), ``"bilinear"`` (4-D) or
-            ``"trilinear"`` (5-D).
-        align_corners: for linear modes, map corner pixels' centres onto each other (default False).
+        mode: ``"nearest"``, ``"nearest-exact"``, ``"area"`` (adaptive average pooling), ``"linear"``
+            (3-D input), ``"bilinear"`` or ``"bicubic"`` (4-D) or ``"trilinear"`` (5-D).
+        align_corners: for linear and cubic modes, map corner pixels' centres onto each other (default False).
+        antialias: not supported (only False); PyTorch applies it to bilinear/bicubic downsampling.
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"interpolate: expected a Tensor input, got {type(input).__name__}")
@@ -494,8 +526,11 @@ def interpolate(
         raise ValueError(f"interpolate: mode {mode!r} expects a {want + 2}-D input, got shape {input.shape}")
     if want is None and align_corners is not None:
         raise ValueError(
-            "interpolate: align_corners can only be set with the linear modes (linear, bilinear, trilinear)"
+            "interpolate: align_corners can only be set with the linear and cubic modes "
+            "(linear, bilinear, bicubic, trilinear)"
         )
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported; use antialias=False")
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: give exactly one of size and scale_factor")
     spatial = tuple(input.shape[2:])
@@ -515,6 +550,8 @@ def interpolate(
         scales = (None,) * nd if recompute_scale_factor else sf
     if any(v <= 0 for v in out):
         raise ValueError(f"interpolate: output size {out} must be positive")
+    if mode == "area":
+        return _adaptive_avg(input, out, nd, "interpolate")
     y = input
     for i, (n, o, sc) in enumerate(zip(spatial, out, scales)):
         if n == o and sc in (None, 1.0):
@@ -525,7 +562,8 @@ def interpolate(
         else:
             if input.dtype.kind not in "fc":
                 raise TypeError(f"interpolate: mode {mode!r} needs a floating-point input, got {input.dtype.name}")
-            m = _linear_matrix(n, o, sc, bool(align_corners), input.device, input.dtype)
+            matrix = _cubic_matrix if mode == "bicubic" else _linear_matrix
+            m = matrix(n, o, sc, bool(align_corners), input.device, input.dtype)
             y = _apply_matrix(y, m, 2 + i)
     return y
 
@@ -539,3 +577,340 @@ def upsample(
 ) -> Tensor:
     """Alias of :func:`interpolate` (PyTorch's older name)."""
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+# -- 3-D pools and the *_with_indices forms ------------------------------------------------------------------
+def max_pool3d(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """Maximum over sliding windows of ``input`` (N, C, D, H, W); indices are flat into D * H * W."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3, "max_pool3d")
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """Mean over sliding windows of ``input`` (N, C, D, H, W)."""
+    return _avg_pool(
+        input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3, "avg_pool3d"
+    )
+
+
+def max_pool1d_with_indices(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """:func:`max_pool1d` returning (values, indices) whatever ``return_indices`` says."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 1, "max_pool1d")
+
+
+def max_pool2d_with_indices(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """:func:`max_pool2d` returning (values, indices)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 2, "max_pool2d")
+
+
+def max_pool3d_with_indices(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """:func:`max_pool3d` returning (values, indices)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 3, "max_pool3d")
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """Average pooling of ``input`` (N, C, D, H, W) to ``output_size`` (None keeps that axis)."""
+    return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d")
+
+
+def adaptive_max_pool3d(input: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False) -> Any:
+    """Max pooling of ``input`` (N, C, D, H, W) to ``output_size``."""
+    return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """:func:`adaptive_max_pool1d` returning (values, indices)."""
+    return _adaptive_max(input, output_size, True, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """:func:`adaptive_max_pool2d` returning (values, indices)."""
+    return _adaptive_max(input, output_size, True, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """:func:`adaptive_max_pool3d` returning (values, indices)."""
+    return _adaptive_max(input, output_size, True, 3, "adaptive_max_pool3d")
+
+
+# -- power-average pools ---------------------------------------------------------------------------------------
+def _lp_pool(x: Tensor, norm_type: float, kernel_size: Any, stride: Any, ceil_mode: bool, nd: int, name: str) -> Tensor:
+    """(sum over each window of x^p)^(1/p), as PyTorch computes it: an average pool of x^p times the window size."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor input, got {type(x).__name__}")
+    k = _ntuple(kernel_size, nd, "kernel_size", name)
+    pooled = _avg_pool(x**norm_type, k, stride, 0, ceil_mode, True, None, nd, name)
+    return (lc.sign(pooled) * lc.relu(lc.abs(pooled)) * math.prod(k)) ** (1.0 / norm_type)
+
+
+def lp_pool1d(
+    input: Tensor, norm_type: float, kernel_size: int, stride: int | None = None, ceil_mode: bool = False
+) -> Tensor:
+    """Power-average pooling of ``input`` (N, C, L): the p-norm of each window (p = ``norm_type``)."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1, "lp_pool1d")
+
+
+def lp_pool2d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """Power-average pooling of ``input`` (N, C, H, W)."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2, "lp_pool2d")
+
+
+def lp_pool3d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """Power-average pooling of ``input`` (N, C, D, H, W)."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3, "lp_pool3d")
+
+
+# -- unpooling ---------------------------------------------------------------------------------------------------
+def _max_unpool(
+    x: Tensor, indices: Tensor, kernel_size: Any, stride: Any, padding: Any, output_size: Any, nd: int, name: str
+) -> Tensor:
+    """Scatter ``x`` into zeros at the flat spatial ``indices`` a max pool returned."""
+    x, unbatched = _batched(x, nd, name)
+    if not isinstance(indices, Tensor) or indices.dtype.kind not in "iu":
+        raise TypeError(f"{name}: indices must be an integer Tensor (as max_pool{nd}d returns)")
+    if unbatched:
+        indices = lc.expand_dims(indices, axis=0)
+    if tuple(indices.shape) != tuple(x.shape):
+        raise ValueError(f"{name}: indices of shape {indices.shape} do not match the input's {x.shape}")
+    k = _ntuple(kernel_size, nd, "kernel_size", name)
+    s = k if stride is None else _ntuple(stride, nd, "stride", name)
+    p = _ntuple(padding, nd, "padding", name)
+    default = tuple((n - 1) * ss - 2 * pp + kk for n, kk, ss, pp in zip(x.shape[2:], k, s, p))
+    if output_size is None:
+        out = default
+    else:
+        out = tuple(int(v) for v in output_size)[-nd:]
+        if len(out) != nd:
+            raise ValueError(f"{name}: output_size must have {nd} (or {nd + 2}) entries, got {output_size}")
+        for o, d, ss in zip(out, default, s):
+            if not d - ss < o < d + ss:
+                raise ValueError(f"{name}: output_size {out} must be within one stride of the default {default}")
+    n, c = x.shape[0], x.shape[1]
+    total = math.prod(out)
+    if indices.size:
+        lo, hi = int(lc.min(indices).item()), int(lc.max(indices).item())
+        if lo < 0 or hi >= total:
+            raise ValueError(f"{name}: indices must lie in [0, {total}) for output size {out}, got [{lo}, {hi}]")
+    flat = lc.zeros((n, c, total), dtype=x.dtype, device=x.device)
+    rows = lc.reshape(lc.arange(n, device=x.device), (n, 1, 1))
+    cols = lc.reshape(lc.arange(c, device=x.device), (1, c, 1))
+    flat[rows, cols, lc.reshape(indices, (n, c, -1))] = lc.reshape(x, (n, c, -1))
+    y = lc.reshape(flat, (n, c, *out))
+    return lc.squeeze(y, axis=0) if unbatched else y
+
+
+def max_unpool1d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """The partial inverse of :func:`max_pool1d`: maxima back at their positions, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1, "max_unpool1d")
+
+
+def max_unpool2d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """The partial inverse of :func:`max_pool2d`."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")
+
+
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """The partial inverse of :func:`max_pool3d`."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3, "max_unpool3d")
+
+
+# -- fractional max pooling ---------------------------------------------------------------------------------------
+def _fractional_max(
+    x: Tensor,
+    kernel_size: Any,
+    output_size: Any,
+    output_ratio: Any,
+    return_indices: bool,
+    samples: Tensor | None,
+    nd: int,
+    name: str,
+) -> Any:
+    """Max over windows whose starts follow PyTorch's pseudo-random sequence, one per (sample, channel),
+    drawn from ``samples`` (N, C, nd) in [0, 1) (PyTorch's order: (W, H) for 2-D, (T, H, W) for 3-D)."""
+    x, unbatched = _batched(x, nd, name)
+    k = _ntuple(kernel_size, nd, "kernel_size", name)
+    size = tuple(x.shape[2:])
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{name}: give output_size or output_ratio")
+        ratios = (
+            (float(output_ratio),) * nd
+            if isinstance(output_ratio, (int, float))
+            else tuple(float(r) for r in output_ratio)
+        )
+        if len(ratios) != nd:
+            raise ValueError(f"{name}: output_ratio must be a number or {nd} numbers, got {output_ratio}")
+        if not all(0 < r < 1 for r in ratios):
+            raise ValueError(f"{name}: output_ratio must be in (0, 1), got {output_ratio}")
+        out = tuple(int(n * r) for n, r in zip(size, ratios))
+    else:
+        out = _ntuple(output_size, nd, "output_size", name)
+    for n, kk, o in zip(size, k, out):
+        if o + kk - 1 > n:
+            raise ValueError(f"{name}: output size {out} with kernel {k} is too large for the input size {size}")
+    n_batch, c = x.shape[0], x.shape[1]
+    if samples is None:
+        samples = lc.rand(n_batch, c, nd, dtype=x.dtype, device=x.device)
+    elif unbatched and samples.ndim == 2:
+        samples = lc.expand_dims(samples, axis=0)
+    if tuple(samples.shape) != (n_batch, c, nd):
+        raise ValueError(f"{name}: _random_samples must have shape {(n_batch, c, nd)}, got {samples.shape}")
+    samples = lc.astype(samples.detach(), lc.float64 if x.dtype == lc.float64 else x.dtype)
+    lin = None
+    for a, (n, kk, o) in enumerate(zip(size, k, out)):
+        # PyTorch's sample layout: 2-D (W, H), 3-D (T, H, W)
+        u = samples[:, :, nd - 1 - a if nd == 2 else a]  # (N, C)
+        u = lc.reshape(u, (n_batch, c, 1))
+        if o > 1:
+            alpha = (n - kk) / (o - 1)
+            i = lc.reshape(lc.arange(o, dtype=u.dtype, device=x.device), (1, 1, o))
+            starts = lc.floor((i + u) * alpha) - lc.floor(u * alpha)
+            last = lc.full((n_batch, c, 1), float(n - kk), dtype=u.dtype, device=x.device)
+            starts = lc.concat([starts[:, :, : o - 1], last], axis=2)
+        else:
+            starts = lc.full((n_batch, c, 1), float(n - kk), dtype=u.dtype, device=x.device)
+        starts = lc.astype(starts, lc.int64)
+        # positions along this axis of every (output, offset) pair: (N, C, o, kk)
+        pos = lc.expand_dims(starts, axis=-1) + lc.reshape(lc.arange(kk, device=x.device), (1, 1, 1, kk))
+        # place this axis' (o, kk) pair among the nd output axes and nd offset axes
+        shape = [n_batch, c] + [1] * (2 * nd)
+        shape[2 + a], shape[2 + nd + a] = o, kk
+        pos = lc.reshape(pos, tuple(shape))
+        lin = pos if lin is None else lin * n + pos
+    lin = lc.broadcast_to(lin, (n_batch, c, *out, *k))
+    window = math.prod(k)
+    flat_idx = lc.reshape(lin, (n_batch, c, -1))
+    vals = lc.take_along_axis(lc.reshape(x, (n_batch, c, -1)), flat_idx, axis=2)
+    vals = lc.reshape(vals, (n_batch, c, *out, window))
+    y = lc.max(vals, axis=-1)
+    idx = None
+    if return_indices:
+        arg = lc.argmax(vals.detach(), axis=-1, keepdims=True)
+        idx = lc.squeeze(lc.take_along_axis(lc.reshape(lin, (n_batch, c, *out, window)), arg, axis=-1), axis=-1)
+    if unbatched:
+        y = lc.squeeze(y, axis=0)
+        idx = None if idx is None else lc.squeeze(idx, axis=0)
+    return (y, idx) if return_indices else y
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    output_size: int | Sequence[int] | None = None,
+    output_ratio: float | Sequence[float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> Any:
+    """Fractional max pooling of ``input`` (N, C, H, W) (Graham, 2014) to ``output_size`` or ``output_ratio``."""
+    return _fractional_max(
+        input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 2, "fractional_max_pool2d"
+    )
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    output_size: int | Sequence[int] | None = None,
+    output_ratio: float | Sequence[float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> Any:
+    """Fractional max pooling of ``input`` (N, C, D, H, W)."""
+    return _fractional_max(
+        input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 3, "fractional_max_pool3d"
+    )
+
+
+def fractional_max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    output_size: int | Sequence[int] | None = None,
+    output_ratio: float | Sequence[float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """:func:`fractional_max_pool2d` returning (values, indices)."""
+    return _fractional_max(
+        input, kernel_size, output_size, output_ratio, True, _random_samples, 2, "fractional_max_pool2d"
+    )
+
+
+def fractional_max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    output_size: int | Sequence[int] | None = None,
+    output_ratio: float | Sequence[float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """:func:`fractional_max_pool3d` returning (values, indices)."""
+    return _fractional_max(
+        input, kernel_size, output_size, output_ratio, True, _random_samples, 3, "fractional_max_pool3d"
+    )
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated alias: ``interpolate(..., mode="nearest")``."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated alias: ``interpolate(..., mode="bilinear", align_corners=True)``."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 __all__ = [
     "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
     "Hardtanh", "Hardsigmoid", "Hardswish", "Softplus", "Softsign", "LogSigmoid", "Threshold", "Tanhshrink",
-    "Softmax", "LogSoftmax", "Softmin", "GLU",
+    "Softmax", "LogSoftmax", "Softmin", "GLU", "Hardshrink", "Softshrink", "RReLU", "Softmax2d",
 ]  # fmt: skip
 
 
@@ -17,7 +17,7 @@ from ..module import Module
 
 
 class _Inplace(Module):
-    """An activation that accepts PyTorch's ``inplace`` flag (results are never written in place here)."""
+    """An activation with PyTorch's ``inplace`` flag: when set, the result is written into the input."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -31,49 +31,49 @@ class ReLU(_Inplace):
     """max(x, 0)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return F.relu(x, inplace=self.inplace)
 
 
 class ReLU6(_Inplace):
     """min(max(x, 0), 6)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu6(x)
+        return F.relu6(x, inplace=self.inplace)
 
 
 class SELU(_Inplace):
     """Scaled ELU with the self-normalising constants."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.selu(x)
+        return F.selu(x, inplace=self.inplace)
 
 
 class SiLU(_Inplace):
     """x * sigmoid(x)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.silu(x)
+        return F.silu(x, inplace=self.inplace)
 
 
 class Mish(_Inplace):
     """x * tanh(softplus(x))."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.mish(x)
+        return F.mish(x, inplace=self.inplace)
 
 
 class Hardsigmoid(_Inplace):
     """clip(x / 6 + 1/2, 0, 1)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.hardsigmoid(x)
+        return F.hardsigmoid(x, inplace=self.inplace)
 
 
 class Hardswish(_Inplace):
     """x * hardsigmoid(x)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.hardswish(x)
+        return F.hardswish(x, inplace=self.inplace)
 
 
 class LeakyReLU(Module):
@@ -85,7 +85,7 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.leaky_relu(x, self.negative_slope)
+        return F.leaky_relu(x, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
@@ -118,7 +118,7 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.elu(x, self.alpha)
+        return F.elu(x, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -128,7 +128,7 @@ class CELU(ELU):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.celu(x, self.alpha)
+        return F.celu(x, self.alpha, self.inplace)
 
 
 class GELU(Module):
@@ -194,7 +194,7 @@ class Hardtanh(Module):
         self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.hardtanh(x, self.min_val, self.max_val)
+        return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
@@ -210,7 +210,7 @@ class Threshold(Module):
         self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.threshold(x, self.threshold, self.value)
+        return F.threshold(x, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
@@ -273,3 +273,49 @@ class GLU(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class Hardshrink(Module):
+    """x where |x| > lambd, else 0."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.hardshrink(x, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """x shrunk towards 0 by lambd (0 inside [-lambd, lambd])."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softshrink(x, self.lambd)
+
+
+class RReLU(Module):
+    """Randomised leaky ReLU: slope ~ U(lower, upper) per element in training, their mean in eval."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rrelu(x, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of an (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected a 3-D or 4-D input, got shape {x.shape}")
+        return F.softmax(x, -3)

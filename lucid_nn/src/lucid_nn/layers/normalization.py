@@ -1,4 +1,5 @@
-"""Normalisation layers: BatchNorm1d/2d, InstanceNorm1d/2d, LayerNorm, GroupNorm, RMSNorm."""
+"""Normalisation layers: BatchNorm*, SyncBatchNorm, InstanceNorm*, LayerNorm, GroupNorm, RMSNorm, local response
+normalisation."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ __all__ = [
     "BatchNorm3d",
     "InstanceNorm1d",
     "InstanceNorm2d",
+    "InstanceNorm3d",
+    "SyncBatchNorm",
+    "LocalResponseNorm",
+    "CrossMapLRN2d",
     "LayerNorm",
     "GroupNorm",
     "RMSNorm",
@@ -20,6 +25,7 @@ from lucid_core import Parameter, Tensor
 
 from .. import functional as F
 from .. import init
+from ..functional._misc import _cross_map_lrn2d
 from ..module import Module
 
 
@@ -178,7 +184,8 @@ class _InstanceNorm(_NormBase):
                 f"{type(self).__name__}: expected input's size at dim=1 to match num_features "
                 f"({self.num_features}), but got: {x.shape[1]}."
             )
-        momentum = self._momentum_factor()
+        # as PyTorch: instance norm never counts batches, and momentum None means 0 (no running update)
+        momentum = self.momentum if self.momentum is not None else 0.0
         use_input_stats = self.training or not self.track_running_stats
         y = F.instance_norm(
             x, self.running_mean, self.running_var, self.weight, self.bias, use_input_stats, momentum, self.eps
@@ -196,6 +203,76 @@ class InstanceNorm2d(_InstanceNorm):
     """Instance normalisation of (N, C, H, W) or (C, H, W) inputs (no affine, no running stats by default)."""
 
     _expected_ndim = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _expected_ndim = (4, 5)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation whose statistics PyTorch reduces across processes; here, within one process, it
+    is :class:`BatchNorm1d`/``2d``/``3d`` on any (N, C, ...) input (``process_group`` is accepted)."""
+
+    _expected_ndim = (2, 3, 4, 5)
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group: object = None,
+        device: lc.DeviceLike = None,
+        dtype: lc.DTypeLike = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: object = None) -> Module:
+        """``module`` with every BatchNorm*d replaced by a SyncBatchNorm holding the same parameters and stats."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats,
+                      process_group)  # fmt: skip
+            for store in ("_parameters", "_buffers"):
+                for name, value in getattr(module, store).items():
+                    getattr(out, store)[name] = value
+            out.train(module.training)
+        for name, child in module._modules.items():
+            if child is not None:
+                out._modules[name] = cls.convert_sync_batchnorm(child, process_group)
+        return out
+
+
+class LocalResponseNorm(Module):
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """PyTorch's legacy (Lua Torch) local response normalisation of (N, C, H, W) inputs: its channel window
+    differs from :class:`LocalResponseNorm`'s, and is reproduced as PyTorch computes it."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return _cross_map_lrn2d(x, self.size, self.alpha, self.beta, self.k)
 
 
 def _shape(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:

@@ -1,10 +1,12 @@
-"""Pooling layers: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool1d/2d."""
+"""Pooling layers: max, average, adaptive, power-average (LP), fractional max pools and max unpooling."""
 
 from __future__ import annotations
 
 __all__ = [
     "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+    "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d", "FractionalMaxPool3d",
 ]  # fmt: skip
 
 from collections.abc import Sequence
@@ -89,6 +91,15 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
+class MaxPool3d(_MaxPool):
+    """Max over sliding windows of (N, C, D, H, W); indices are flat into D * H * W."""
+
+    def forward(self, input: Tensor) -> Any:
+        return F.max_pool3d(
+            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode, self.return_indices
+        )
+
+
 class AvgPool2d(Module):
     """Mean over sliding windows of (N, C, H, W).
 
@@ -171,3 +182,155 @@ class AdaptiveMaxPool2d(_Adaptive):
 
     def forward(self, input: Tensor) -> Any:
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AvgPool3d(AvgPool2d):
+    """Mean over sliding windows of (N, C, D, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
+
+
+class AdaptiveAvgPool3d(_Adaptive):
+    """Average pooling of (N, C, D, H, W) to ``output_size``."""
+
+    def __init__(self, output_size: int | Sequence[int | None]) -> None:
+        super().__init__(output_size)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_Adaptive):
+    """Max pooling of (N, C, D, H, W) to ``output_size``."""
+
+    def forward(self, input: Tensor) -> Any:
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class _LPPool(Module):
+    _fn = staticmethod(F.lp_pool1d)
+
+    def __init__(
+        self,
+        norm_type: float,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"ceil_mode={self.ceil_mode}"
+        )
+
+
+class LPPool1d(_LPPool):
+    """Power-average pooling of (N, C, L): the ``norm_type``-norm of each window."""
+
+
+class LPPool2d(_LPPool):
+    """Power-average pooling of (N, C, H, W)."""
+
+    _fn = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPool):
+    """Power-average pooling of (N, C, D, H, W)."""
+
+    _fn = staticmethod(F.lp_pool3d)
+
+
+class _MaxUnpool(Module):
+    _fn = staticmethod(F.max_unpool1d)
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpool):
+    """The partial inverse of :class:`MaxPool1d`: maxima back at their indices, zeros elsewhere."""
+
+
+class MaxUnpool2d(_MaxUnpool):
+    """The partial inverse of :class:`MaxPool2d`."""
+
+    _fn = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpool):
+    """The partial inverse of :class:`MaxPool3d`."""
+
+    _fn = staticmethod(F.max_unpool3d)
+
+
+class _FractionalMaxPool(Module):
+    _fn = staticmethod(F.fractional_max_pool2d)
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        output_size: int | Sequence[int] | None = None,
+        output_ratio: float | Sequence[float] | None = None,
+        return_indices: bool = False,
+        _random_samples: Tensor | None = None,
+    ) -> None:
+        super().__init__()
+        if (output_size is None) == (output_ratio is None):
+            raise ValueError(f"{type(self).__name__}: give exactly one of output_size and output_ratio")
+        self.kernel_size = kernel_size
+        self.output_size = output_size
+        self.output_ratio = output_ratio
+        self.return_indices = return_indices
+        self._random_samples = _random_samples
+
+    def forward(self, input: Tensor) -> Any:
+        return type(self)._fn(
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            _random_samples=self._random_samples,
+        )
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """Fractional max pooling of (N, C, H, W): pseudo-random window starts (Graham, 2014)."""
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """Fractional max pooling of (N, C, D, H, W)."""
+
+    _fn = staticmethod(F.fractional_max_pool3d)

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "checkpoint"]
+__all__ = [
+    "clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "checkpoint", "rnn",
+    "parametrize", "parametrizations", "weight_norm", "remove_weight_norm", "spectral_norm",
+]  # fmt: skip
 
 from collections.abc import Iterable
 
 import lucid_core as lc
 from lucid_core import Tensor
 
-from . import checkpoint  # the module, as torch.utils.checkpoint (its function is checkpoint.checkpoint)
+from . import (
+    checkpoint,  # the module, as torch.utils.checkpoint (its function is checkpoint.checkpoint)
+    parametrizations,
+    parametrize,
+    rnn,
+)
+from ._weight_norm import remove_weight_norm, weight_norm
+from .parametrizations import spectral_norm
 
 
 def _as_list(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
