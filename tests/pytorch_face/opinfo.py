@@ -380,6 +380,17 @@ ROWS: tuple[OpInfo, ...] = (
     ),
     OpInfo("masked_fill", (_s(A, BOOL, 0.5),), inplace=True),
     OpInfo("masked_scatter", (_s(A, BOOL, arr(6)),), inplace=True),
+    # conjugates and queries (real inputs: PyTorch's conj of a real tensor is the tensor)
+    OpInfo("conj", (_s(A), _s(S))),
+    OpInfo("conj_physical", (_s(A), _s(EMPTY)), inplace=True, out=True),
+    OpInfo("resolve_conj", (_s(A),)),
+    OpInfo("resolve_neg", (_s(A),)),
+    OpInfo("adjoint", (_s(M34), _s(B234))),
+    OpInfo("split_with_sizes", (_s(M34, [1, 2]), _s(M34, [3, 1], 1))),
+    OpInfo("is_signed", (_s(A), _s(BOOL)), grad=False),
+    OpInfo("is_conj", (_s(A),), grad=False),
+    OpInfo("is_neg", (_s(A),), grad=False),
+    OpInfo("get_device", (_s(A),), grad=False),
 )
 
 #: table ops checked against PyTorch elsewhere (tests/pytorch_face/fixtures/face_cases.py and the core suite)

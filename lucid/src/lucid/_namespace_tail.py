@@ -46,7 +46,7 @@ __all__ = [
     "permute_copy", "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy",
     "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy",
     "view_as_real_copy", "view_as_complex_copy", "select_scatter", "slice_scatter", "diagonal_scatter",
-    "as_strided_scatter", "split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes",
+    "as_strided_scatter", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes",
     "view_as_real", "view_as_complex", "detach", "detach_", "fill", "fill_", "zero_",
     # 3. typed tensor and storage classes
     "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
@@ -59,10 +59,10 @@ __all__ = [
     # 5. switches and queries
     "set_float32_matmul_precision", "get_float32_matmul_precision", "set_flush_denormal", "set_warn_always",
     "is_warn_always_enabled", "get_num_interop_threads", "set_num_interop_threads", "init_num_threads",
-    "set_deterministic_debug_mode", "get_deterministic_debug_mode", "compiled_with_cxx11_abi", "is_conj",
-    "is_neg", "resolve_conj", "resolve_neg", "conj_physical", "conj_physical_", "is_signed",
+    "set_deterministic_debug_mode", "get_deterministic_debug_mode", "compiled_with_cxx11_abi",
+
     "scalar_tensor", "empty_strided", "empty_permuted", "from_file", "to_dlpack", "range", "logspace", "polar",
-    "complex", "frexp", "gcd", "gcd_", "lcm", "lcm_", "put", "index_reduce", "get_device", "sym_float",
+    "complex", "frexp", "gcd", "gcd_", "lcm", "lcm_", "put", "index_reduce", "sym_float",
     "sym_int", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt", "sym_sum", "SymInt", "SymFloat",
     "SymBool", "Tag", "Future", "fork", "wait",
 ]  # fmt: skip
@@ -719,7 +719,7 @@ def split_copy(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ..
 
 def split_with_sizes_copy(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Copies of ``input.split(split_sizes, dim)``."""
-    return tuple(_copy_of(p) for p in split_with_sizes(input, split_sizes, dim))
+    return tuple(_copy_of(p) for p in input.split_with_sizes(split_sizes, dim))
 
 
 def squeeze_copy(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
@@ -804,15 +804,6 @@ def as_strided_scatter(
     return _scatter_into(input, src, lambda t: _as_strided(t, size, stride, storage_offset), "as_strided_scatter")
 
 
-def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
-    """Views of ``input`` split along ``dim`` into pieces of the given sizes (which must add up)."""
-    sizes = [int(s) for s in split_sizes]
-    n = input.shape[dim]
-    if sum(sizes) != n or builtins.min(sizes, default=0) < 0:
-        raise ValueError(f"split_with_sizes: sizes {sizes} must be non-negative and sum to {n} (dimension {dim})")
-    return tuple(input.split(sizes, dim))
-
-
 def _unsafe_pieces(input: Tensor, sizes: Sequence[int], dim: int) -> tuple[Tensor, ...]:
     """Views made one by one with ``narrow``: unlike ``split``'s, each may be written in place in grad mode."""
     out, start = [], 0
@@ -833,7 +824,7 @@ def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, 
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """:func:`split_with_sizes` whose pieces may be written in place in grad mode."""
-    split_with_sizes(input, split_sizes, dim)  # the same checks
+    input.split_with_sizes(split_sizes, dim)  # the same checks
     return _unsafe_pieces(input, [int(s) for s in split_sizes], dim)
 
 
@@ -1373,41 +1364,6 @@ def compiled_with_cxx11_abi() -> bool:
     return False
 
 
-def is_conj(input: Tensor) -> bool:
-    """False: Lucid's ``conj`` computes the conjugate at once (no lazy conjugate bit)."""
-    return False
-
-
-def is_neg(input: Tensor) -> bool:
-    """False: Lucid has no lazy negation bit."""
-    return False
-
-
-def resolve_conj(input: Tensor) -> Tensor:
-    """``input`` itself: there is never a lazy conjugation to materialise."""
-    return input
-
-
-def resolve_neg(input: Tensor) -> Tensor:
-    """``input`` itself: there is never a lazy negation to materialise."""
-    return input
-
-
-def conj_physical(input: Tensor) -> Tensor:
-    """The complex conjugate, computed (for real tensors, ``input`` itself... as a new tensor, as PyTorch's)."""
-    return lc.conj(input) if input.dtype.kind == "c" else input.clone()
-
-
-def conj_physical_(input: Tensor) -> Tensor:
-    """:func:`conj_physical`, written into ``input``."""
-    return _write(input, lc.conj(input)) if input.dtype.kind == "c" else input
-
-
-def is_signed(input: Tensor) -> bool:
-    """Whether the dtype holds negative numbers (floating, complex and signed integers; not bool or uint)."""
-    return input.dtype.kind in "fci"
-
-
 def scalar_tensor(
     s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False, **_unused: Any
 ) -> Tensor:
@@ -1640,12 +1596,6 @@ def index_reduce(
     shape[d] = -1
     full_index = index.astype(lc.int64).reshape(shape).expand(*source.shape)
     return input.scatter_reduce(d, full_index, source, reduce, include_self=include_self)
-
-
-def get_device(input: Tensor) -> int:
-    """-1 for a tensor on a CPU device, else its accelerator's index."""
-    dev = input.device
-    return -1 if dev.type == "cpu" else builtins.int(getattr(dev, "index", 0) or 0)
 
 
 def sym_float(a: Any) -> float:

@@ -692,6 +692,151 @@ def half(self: Tensor) -> Tensor:
     return _m.astype(self, dt.float16)
 
 
+def byte(self: Tensor) -> Tensor:
+    """Cast to uint8."""
+    return _m.astype(self, dt.uint8)
+
+
+def char(self: Tensor) -> Tensor:
+    """Cast to int8."""
+    return _m.astype(self, dt.int8)
+
+
+def short(self: Tensor) -> Tensor:
+    """Cast to int16."""
+    return _m.astype(self, dt.int16)
+
+
+def cfloat(self: Tensor) -> Tensor:
+    """Cast to complex64."""
+    return _m.astype(self, dt.complex64)
+
+
+def cdouble(self: Tensor) -> Tensor:
+    """Cast to complex128."""
+    return _m.astype(self, dt.complex128)
+
+
+def is_signed(self: Tensor) -> bool:
+    """Whether the dtype holds negative numbers (signed integers, floats, complex)."""
+    return self.dtype.kind in "ifc"
+
+
+def get_device(self: Tensor) -> int:
+    """PyTorch's device index: -1 for a CPU tensor, 0 for a GPU one (Lucid has one device of each kind)."""
+    return -1 if self._device.type == "cpu" else 0
+
+
+def _is_cpu(self: Tensor) -> bool:
+    """Whether the tensor is on a CPU device."""
+    return self._device.type == "cpu"
+
+
+def _nbytes(self: Tensor) -> int:
+    """The bytes its elements take (``numel() * element_size()``)."""
+    return self.size * (self.dtype.bits // 8)
+
+
+def _itemsize(self: Tensor) -> int:
+    """The bytes one element takes."""
+    return self.dtype.bits // 8
+
+
+def conj(self: Tensor) -> Tensor:
+    """The complex conjugate; a real tensor itself (PyTorch's conj of a real tensor is a view of it)."""
+    return _e.conj(self) if self.dtype.kind == "c" else self
+
+
+def conj_physical(self: Tensor) -> Tensor:
+    """The complex conjugate as a new tensor (Lucid has no lazy conjugate bit: the same as ``conj``)."""
+    return _e.conj(self) if self.dtype.kind == "c" else self.clone()
+
+
+def resolve_conj(self: Tensor) -> Tensor:
+    """Itself: Lucid never holds a lazy conjugate."""
+    return self
+
+
+def resolve_neg(self: Tensor) -> Tensor:
+    """Itself: Lucid never holds a lazy negation."""
+    return self
+
+
+def is_conj(self: Tensor) -> bool:
+    """False: Lucid conjugates eagerly, never by a flag."""
+    return False
+
+
+def is_neg(self: Tensor) -> bool:
+    """False: Lucid negates eagerly, never by a flag."""
+    return False
+
+
+def adjoint(self: Tensor) -> Tensor:
+    """The conjugate transpose of the last two axes (a view for real tensors)."""
+    if self.ndim < 2:
+        raise RuntimeError(f"adjoint() is only supported for tensors of at least 2 dimensions, got {self.ndim}")
+    return conj(_m.swapaxes(self, -2, -1))
+
+
+def _mH(self: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
+    """The conjugate transpose of the last two axes."""
+    return adjoint(self)
+
+
+def _H(self: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
+    """The conjugate transpose of a matrix (2-D only, as PyTorch's ``H``)."""
+    if self.ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors), got {self.ndim}-D")
+    return adjoint(self)
+
+
+def sum_to_size(self: Tensor, *size: Any) -> Tensor:
+    """Sum to ``size``, a shape this tensor broadcasts from (the gradient of a broadcast)."""
+    shape = _shape_args(size)
+    if len(shape) > self.ndim or builtins.any(s not in (1, n) for s, n in zip(reversed(shape), reversed(self.shape))):
+        raise RuntimeError(f"size {{{', '.join(map(str, shape))}}} is not expandable to size {tuple(self.shape)}")
+    lead = self.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and self.shape[lead + i] != 1)
+    out = _r.sum(self, axis=axes, keepdims=True) if axes else self
+    return _m.reshape(out, tuple(shape))
+
+
+def split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """Views of consecutive pieces of ``split_sizes`` along ``dim`` (``split`` with a list that must add up)."""
+    sizes = [int(v) for v in split_sizes]
+    n = self.shape[dim]
+    if builtins.sum(sizes) != n or builtins.min(sizes, default=0) < 0:
+        raise ValueError(f"split_with_sizes: sizes {sizes} must be non-negative and sum to {n} (dimension {dim})")
+    return self.split(sizes, dim)
+
+
+def dim_order(self: Tensor) -> tuple[int, ...]:
+    """The axes from outermost to innermost in memory (``(0, 1, ..., n-1)`` for a contiguous tensor)."""
+    st = self.stride()
+    return tuple(sorted(range(self.ndim), key=lambda i: (-st[i], i)))
+
+
+def apply_(self: Tensor, callable: Any) -> Tensor:
+    """Replace every element by ``callable(element)``, in place (Python speed, as PyTorch's CPU-only apply_)."""
+    return self.copy_(_from_values([callable(v) for v in _flat_values(self)], self))
+
+
+def map_(self: Tensor, tensor: Tensor, callable: Any) -> Tensor:
+    """``self[i] = callable(self[i], tensor[i])`` for every element (``tensor`` broadcast to this shape), in place."""
+    other = _flat_values(_m.broadcast_to(tensor, self.shape))
+    values = [callable(a, b) for a, b in zip(_flat_values(self), other)]
+    return self.copy_(_from_values(values, self))
+
+
+def _flat_values(t: Tensor) -> list[Any]:
+    return _m.reshape(t, (-1,)).tolist()
+
+
+def _from_values(values: list[Any], like: Tensor) -> Tensor:
+    return _m.reshape(_c.asarray(values, dtype=like.dtype, device=like._device), tuple(like.shape))
+
+
 def is_floating_point(self: Tensor) -> bool:
     """Whether the dtype is a real floating-point one."""
     return self.dtype.kind == "f"
@@ -1074,6 +1219,98 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
     return self.copy_(_rand.uniform(a, b, self.shape, dtype=self.dtype, device=self._device))
 
 
+def _uniform_like(self: Tensor, name: str) -> Tensor:
+    """U(0, 1) draws of this tensor's shape, in its dtype (a float one) or the default float (integer tensors)."""
+    d = self.dtype if self.dtype.kind == "f" else dt.default_float
+    if self.dtype.kind == "c":
+        raise TypeError(f"{name}: complex tensors are not supported (got {self.dtype.name})")
+    return _rand.uniform(0.0, 1.0, self.shape, dtype=d, device=self._device)
+
+
+def _floats_only(self: Tensor, name: str) -> None:
+    if self.dtype.kind != "f":
+        raise TypeError(f"{name} expects a floating point tensor, got {self.dtype.name}")
+
+
+def exponential_(self: Tensor, lambd: float = 1.0) -> Tensor:
+    """Fill with samples of the exponential distribution of rate ``lambd`` (``-log(1 - u) / lambd``), in place."""
+    _floats_only(self, "exponential_")
+    if not lambd > 0.0:
+        raise ValueError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return self.copy_(-_e.log1p(-_uniform_like(self, "exponential_")) / lambd)
+
+
+def geometric_(self: Tensor, p: float) -> Tensor:
+    """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...), in place."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    u = _uniform_like(self, "geometric_")
+    return self.copy_(_e.ceil(_e.log1p(-u) / math.log1p(-p)))
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0) -> Tensor:
+    """Fill with ``exp`` of N(``mean``, ``std``²) samples, in place."""
+    _floats_only(self, "log_normal_")
+    if not std > 0.0:
+        raise ValueError(f"log_normal_ expects std > 0.0, but found std={std}")
+    return self.copy_(_e.exp(_rand.normal(mean, std, self.shape, dtype=self.dtype, device=self._device)))
+
+
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0) -> Tensor:
+    """Fill with samples of the Cauchy distribution (``median + sigma * tan(pi * (u - 1/2))``), in place."""
+    _floats_only(self, "cauchy_")
+    if not sigma > 0.0:
+        raise ValueError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    return self.copy_(median + sigma * _e.tan(math.pi * (_uniform_like(self, "cauchy_") - 0.5)))
+
+
+_MANTISSA = {"float16": 11, "float32": 24, "float64": 53}
+
+
+def random_(self: Tensor, from_: int | None = None, to: int | None = None, **kwargs: Any) -> Tensor:
+    """Fill with integers drawn uniformly from ``[from, to - 1]`` (``random_(to)``: from 0), in place.
+
+    Without bounds: ``[0, 2**mantissa]`` for floats (every value exact), ``[0, max]`` for integers, {0, 1} for bool.
+    ``from`` is a Python keyword, so PyTorch's ``random_(from=..., to=...)`` is taken through ``**kwargs``.
+    """
+    named = "from" in kwargs
+    if named:
+        from_ = kwargs.pop("from")
+    if kwargs:
+        raise TypeError(f"random_() got unexpected keyword arguments {sorted(kwargs)}")
+    if from_ is not None and to is None and not named:
+        from_, to = 0, from_  # random_(to)
+    low = 0 if from_ is None else int(from_)
+    kind = self.dtype.kind
+    if kind == "c":
+        raise TypeError(f"random_: complex tensors are not supported (got {self.dtype.name})")
+    if to is None:
+        if kind == "b":
+            high = 2
+        elif kind == "f":
+            high = 2 ** _MANTISSA[self.dtype.name] + 1
+        else:
+            high = dt.iinfo(self.dtype).max + 1
+    else:
+        high = int(to)
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    return self.copy_(_rand.randint(low, high, self.shape, dtype=dt.int64, device=self._device))
+
+
+def bernoulli_(self: Tensor, p: Any = 0.5) -> Tensor:
+    """Fill with 1 with probability ``p`` (a number, or a tensor broadcast to this shape), else 0, in place."""
+    if isinstance(p, Tensor):
+        p = _m.broadcast_to(p, self.shape) if tuple(p.shape) != tuple(self.shape) else p
+        draws = _rand.bernoulli(p if p.dtype.kind == "f" else _m.astype(p, dt.default_float))
+    else:
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        d = self.dtype if self.dtype.kind == "f" else None
+        draws = _rand.bernoulli(p, self.shape, dtype=d, device=self._device)
+    return self.copy_(draws)
+
+
 def attach() -> None:
     """Put the operators and methods on :class:`Tensor` (done once, from ``lucid_core/__init__.py``).
 
@@ -1088,4 +1325,9 @@ def attach() -> None:
     Tensor.real = property(_real, doc=_real.__doc__)  # type: ignore[attr-defined]
     Tensor.imag = property(_imag, doc=_imag.__doc__)  # type: ignore[attr-defined]
     Tensor.is_cuda = property(is_cuda, doc=is_cuda.__doc__)  # type: ignore[attr-defined]
+    Tensor.is_cpu = property(_is_cpu, doc=_is_cpu.__doc__)  # type: ignore[attr-defined]
+    Tensor.nbytes = property(_nbytes, doc=_nbytes.__doc__)  # type: ignore[attr-defined]
+    Tensor.itemsize = property(_itemsize, doc=_itemsize.__doc__)  # type: ignore[attr-defined]
+    Tensor.mH = property(_mH, doc=_mH.__doc__)  # type: ignore[attr-defined]
+    Tensor.H = property(_H, doc=_H.__doc__)  # type: ignore[attr-defined]
     Tensor.is_mps = property(is_mps, doc=is_mps.__doc__)  # type: ignore[attr-defined]
