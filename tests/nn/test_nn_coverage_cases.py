@@ -89,4 +89,14 @@ def test_functional_matches_torch(name: str, device: lc.Device) -> None:
 
 @pytest.mark.parametrize("name", [c.name for c in MODULES])
 def test_module_matches_torch(name: str, device: lc.Device) -> None:
+    if name in DUPLICATE_WRITES and device.backend.name == "strict":
+        # overlapping pooling windows hand the same index to two outputs; a plain Array API library can only
+        # scatter, so the strict backend refuses a write it cannot order (saying so) instead of guessing
+        with pytest.raises(IndexError, match="cannot choose between values assigned twice"):
+            run_case(CASES[name], device)
+        return
     run_case(CASES[name], device)
+
+
+#: cases whose unpooling writes one position twice (MaxPool1d(3, 2): neighbouring windows share an element)
+DUPLICATE_WRITES = ("MaxUnpool1d",)
