@@ -431,3 +431,11 @@ def test_an_old_graph_through_views_outlives_the_written_base(device):
     del c
     d.sum().backward()
     assert w.grad.tolist() == [[-4.0, -2.0, 2.0]] * 2
+
+
+def test_as_strided_without_an_offset_starts_where_the_tensor_does(device):
+    x = lc.arange(8.0, device=device)
+    assert x.as_strided((2, 2), (1, 2)).tolist() == [[0.0, 2.0], [1.0, 3.0]]  # PyTorch's numbers
+    tail = x[2:]
+    assert tail.as_strided((2,), (3,)).tolist() == [2.0, 5.0]  # from tail's own offset (2), as PyTorch
+    assert tail.as_strided((2,), (3,), 0).tolist() == [0.0, 3.0]

@@ -58,3 +58,12 @@ def test_apply_and_map_write_in_place(device):
     assert y.apply_(lambda v: v * 10) is y and y.tolist() == [10.0, 20.0, 30.0]
     y.map_(lucid.tensor([1.0], device=device), lambda a, b: a + b)
     assert y.tolist() == [11.0, 21.0, 31.0]
+
+
+def test_initial_seed_is_pytorchs_default_until_seeded():
+    import subprocess
+    import sys
+
+    code = "import lucid; a = lucid.initial_seed(); lucid.manual_seed(5); print(a, lucid.initial_seed())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["67280421310721", "5"]

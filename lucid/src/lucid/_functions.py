@@ -126,8 +126,11 @@ def seed() -> int:
 
 
 def initial_seed() -> int:
-    """The seed last given to :func:`manual_seed`."""
-    return lc.initial_seed()
+    """The seed last given to :func:`manual_seed` (PyTorch's default seed before any)."""
+    from lucid_core._generator import DEFAULT_SEED
+
+    s = lc.initial_seed()
+    return DEFAULT_SEED if s is None else s
 
 
 _OWN_MODULES = (__name__, "lucid_core.ops.elementwise", "lucid_core.ops.manipulation")

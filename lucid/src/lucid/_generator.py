@@ -62,8 +62,9 @@ class _DefaultGenerator:
 
     def initial_seed(self) -> int:
         """The seed last given to ``manual_seed`` (PyTorch's default seed before any)."""
-        s = lc.initial_seed()
-        return 67280421310721 if s is None else s
+        from ._functions import initial_seed
+
+        return initial_seed()
 
     def get_state(self) -> Any:
         """A snapshot of every random stream (``lucid_core.get_rng_state``)."""

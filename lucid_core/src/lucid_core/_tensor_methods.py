@@ -338,7 +338,7 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: int | None 
         raise RuntimeError(f"as_strided: mismatch in length of strides ({len(stride)}) and shape ({len(size)})")
     if self._view is not None and builtins.any(isinstance(st, _views.Component) for st in self._view.chain):
         raise NotImplementedError("as_strided of the real or imaginary part of a complex tensor")
-    offset = storage_offset(self) if storage_offset is None else int(storage_offset)
+    offset = self.storage_offset() if storage_offset is None else int(storage_offset)  # the argument hides the function
     box = self._storage()
     numel = 1
     for d in box.data.shape:
