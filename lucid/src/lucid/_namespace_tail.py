@@ -59,7 +59,7 @@ __all__ = [
     # 5. switches and queries
     "set_float32_matmul_precision", "get_float32_matmul_precision", "set_flush_denormal", "set_warn_always",
     "is_warn_always_enabled", "get_num_interop_threads", "set_num_interop_threads", "init_num_threads",
-    "set_deterministic_debug_mode", "get_deterministic_debug_mode", "compiled_with_cxx11_abi",
+    "set_deterministic_debug_mode", "get_deterministic_debug_mode", "compiled_with_cxx11_abi", "conj_physical_",
 
     "scalar_tensor", "empty_strided", "empty_permuted", "from_file", "to_dlpack", "range", "logspace", "polar",
     "complex", "frexp", "gcd", "gcd_", "lcm", "lcm_", "put", "index_reduce", "sym_float",
@@ -1357,6 +1357,11 @@ def get_deterministic_debug_mode() -> int:
     if not _runtime.are_deterministic_algorithms_enabled():
         return 0
     return 1 if _runtime.is_deterministic_algorithms_warn_only_enabled() else 2
+
+
+def conj_physical_(input: Tensor) -> Tensor:
+    """``torch.conj_physical_``: the method ``input.conj_physical_()`` (the op table's), as a function."""
+    return input.conj_physical_()
 
 
 def compiled_with_cxx11_abi() -> bool:
