@@ -35,6 +35,11 @@ def test_a_rank_that_stops_answering_times_out_the_others() -> None:
     assert "rank 0 of 2 failed with CommunicatorTimeoutError" in out
 
 
+def test_an_abort_that_stalls_still_ends_the_job() -> None:
+    rc, out, took = _run("abort_stalls")
+    assert rc == 3 and took < 30, out  # the aborting rank exits by itself; the launcher then stops the other
+
+
 def test_mismatched_models_raise_at_construction_on_every_rank() -> None:
     rc, out, _ = _run("mismatch")
     assert rc == 0, out

@@ -7,6 +7,8 @@ only one of lucid_distributed that imports NumPy (mpi4py's buffers), and only wh
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -15,6 +17,9 @@ import lucid_core
 from lucid_core import Tensor
 
 from ._communicator import Communicator, FlatGradients, ReduceOp, Work, write_into
+
+#: seconds after MPI_Abort before the aborting rank exits by itself
+_ABORT_BACKSTOP_S = 5.0
 
 INSTALL_HINT = "pip install mpi4py mpich (or: pip install 'lucid-distributed[mpi]')"
 
@@ -167,6 +172,11 @@ class MPICommunicator(Communicator):
 
     def abort(self, code: int = 1) -> None:
         time.sleep(0.1)  # let the traceback reach the launcher's output first
+        # MPI_Abort asks the launcher to kill every rank; should that request stall (seen once in CI, on a
+        # loaded machine), this rank still exits: the launcher then ends the job on a rank's early exit
+        backstop = threading.Timer(_ABORT_BACKSTOP_S, os._exit, (code,))
+        backstop.daemon = True
+        backstop.start()
         self.comm.Abort(code)
 
     def close(self) -> None:
