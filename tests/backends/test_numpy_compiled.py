@@ -311,7 +311,11 @@ def test_max_pool_and_its_gradient_are_the_numpy_kernels_bits(kernels, shape, ke
         got = compiled["max_pool_tiles_grad"](gy, x, y, kernel, out)
         want = numpy_only["max_pool_tiles_grad"](gy, x, y, kernel, out)
     assert got.shape == x.shape and got.tobytes() == want.tobytes()
-    assert np.isnan(got[0, 0, 0, 0]) and not np.isnan(got[0, 0, 5:, 5:]).any()
+    # the NaN is its tile's maximum and takes the tile's gradient; each tile's gradient lands once
+    assert got[0, 0, 0, 0] == gy[0, 0, 0, 0] and not np.isnan(got).any()
+    tiles = got[:, :, : out[0] * kernel[0], : out[1] * kernel[1]].reshape(*y.shape[:2], out[0], kernel[0], out[1], -1)
+    np.testing.assert_array_equal(tiles.sum(axis=(3, 5)), gy)
+    assert ((tiles != 0).sum(axis=(3, 5)) <= 1).all()
     padded = np.zeros((*gy.shape[:2], gy.shape[2] + 2, gy.shape[3] + 3), np.float32)
     padded[:, :, 1:-1, 2:-1] = gy
     view = padded[:, :, 1:-1, 2:-1]  # a strided gradient, as a conv's padded input gradient gives

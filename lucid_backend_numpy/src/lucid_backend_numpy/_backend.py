@@ -8,9 +8,9 @@ from typing import Any
 
 import lucid_core as lc
 from lucid_core.backend import Backend, Device
-from lucid_core.kernels import KERNELS, tile_keys
+from lucid_core.kernels import KERNELS, first_maxima, tile_keys
 
-from . import _native, _parallel
+from . import _native, _parallel, _shared
 from ._cnn import cnn_kernels
 from ._malloc import tune_malloc
 from ._native import compiled as _compiled
@@ -40,6 +40,7 @@ class NumpyBackend(Backend):
             lc.bool, lc.int8, lc.int16, lc.int32, lc.int64, lc.uint8, lc.uint16, lc.uint32, lc.uint64,
             lc.float16, lc.float32, lc.float64, lc.complex64, lc.complex128,
         )}  # fmt: skip
+        self.dtypes[lc.bfloat16] = _bfloat16(np)
         from ._torch_random import TorchGenerator  # imports NumPy: here, not when the plugin loads
 
         self._rng = TorchGenerator()  # PyTorch's default seed until manual_seed
@@ -69,8 +70,23 @@ class NumpyBackend(Backend):
     views_alias = True
 
     def view_of(self, view: Any, base: Any) -> bool:
-        # NumPy collapses a view's base to the array that owns the memory
-        return view.base is base and base.base is None and view.flags.writeable and base.flags.writeable
+        # NumPy collapses a view's base to the array that owns the memory (or maps it: shared memory)
+        return (
+            view.base is base
+            and (base.base is None or _shared.is_shared(base))
+            and view.flags.writeable
+            and base.flags.writeable
+        )
+
+    # shared memory (Tensor.share_memory_): memfd mappings, handed to other processes by descriptor
+    def share_memory(self, array: Any) -> Any:
+        return _shared.share(self.np, array)
+
+    def shared_handle(self, array: Any) -> Any:
+        return _shared.handle(self.np, array)
+
+    def from_shared_handle(self, handle: Any) -> Any:
+        return _shared.open_handle(self.np, handle)
 
     def inplace(self, op: str, target: Any, other: Any, alpha: Any = 1, into_view: bool = False) -> bool:
         """Write into ``target``'s memory (optimizer updates allocate nothing parameter-sized).
@@ -133,6 +149,17 @@ class NumpyBackend(Backend):
     def random_permutation(self, n: int, dtype: Any, device: Device) -> Any:
         return self._rng.permutation(n, self.native_dtype(dtype))
 
+    def random_multinomial(self, probs: Any, num_samples: int, replacement: bool, device: Device) -> Any:
+        return self._rng.multinomial(probs, num_samples, replacement)
+
+
+def _bfloat16(np: Any) -> Any:
+    """NumPy's bfloat16 dtype, from ``ml_dtypes`` (JAX's dtype package): its casts round to nearest even,
+    giving PyTorch's bits. Imported with NumPy, on first use."""
+    import ml_dtypes
+
+    return np.dtype(ml_dtypes.bfloat16)
+
 
 def _owned(ndarray: type, a: Any) -> bool:
     """Whether a write may go into ``a``'s memory: writeable, and its own (a NumPy view's memory belongs to
@@ -172,7 +199,11 @@ def _namespace(compat: Any, np: Any) -> Any:
     ns = types.SimpleNamespace(**{k: getattr(compat, k) for k in dir(compat) if not k.startswith("__")})
     base_matmul = compat.matmul
 
+    bf16 = _bfloat16(np)
+
     def matmul(a: Any, b: Any, /) -> Any:
+        if a.dtype == bf16 or b.dtype == bf16:  # float32 products rounded once, as PyTorch's CPU bfloat16 GEMM
+            return matmul(a.astype(np.float32), b.astype(np.float32)).astype(bf16)
         # batched matmul on a non-contiguous operand (a transposed view in backward) leaves BLAS
         # for a slow loop; one copy is far cheaper
         if a.ndim > 2 and not a.flags.c_contiguous:
@@ -392,7 +423,46 @@ def _kernels(np: Any) -> dict[str, Any]:
         "cumulative_prod": cumulative_prod,
     }
     fallback.backend.kernels = table
-    return table
+    return _bfloat16_kernels(np, table)
+
+
+#: kernels that take bfloat16 arrays through float32: ml_dtypes' own bfloat16 loops are slow (a GEMM has none:
+#: NumPy's object-like fallback) and PyTorch's CPU bfloat16 kernels compute in float32 and round once too
+BF16_IN_FLOAT32 = (
+    "linear", "einsum", "conv", "conv_bias", "conv_input_grad", "conv_weight_grad", "softmax", "log_softmax",
+    "logsumexp", "sigmoid", "erf", "gelu", "gelu_grad", "layer_norm", "layer_norm_grad", "cross_entropy",
+    "cross_entropy_grad", "scaled_dot_product_attention", "scaled_dot_product_attention_grad", "channel_sum",
+)  # fmt: skip
+
+
+def _bfloat16_kernels(np: Any, table: dict[str, Any]) -> dict[str, Any]:
+    """``table`` with each kernel of :data:`BF16_IN_FLOAT32` widening bfloat16 operands to float32 and rounding
+    its float32 results to bfloat16 (nearest even)."""
+    bf16, f32 = _bfloat16(np), np.dtype(np.float32)
+    ndarray = np.ndarray
+
+    def widening(name: str, kernel: Any) -> Any:
+        def run(*args: Any) -> Any:
+            if not any(type(a) is ndarray and a.dtype == bf16 for a in args):
+                return kernel(*args)
+            wide = [a.astype(f32) if type(a) is ndarray and a.dtype == bf16 else a for a in args]
+            return rounded(kernel(*wide))
+
+        run.__name__ = f"{name}_bf16_in_float32"
+        return run
+
+    def rounded(out: Any) -> Any:
+        if isinstance(out, tuple):
+            return tuple(rounded(o) for o in out)
+        if isinstance(out, ndarray) and out.dtype == f32:
+            return out.astype(bf16)
+        return out
+
+    out = dict(table)
+    for name in BF16_IN_FLOAT32:
+        if name in table:  # (the others' composed defaults run on ``xp``, whose matmul widens bfloat16 too)
+            out[name] = widening(name, table[name])
+    return out
 
 
 def _conv_kernels(np: Any, native: Any) -> dict[str, Any]:
@@ -506,24 +576,18 @@ def _conv_kernels(np: Any, native: Any) -> dict[str, Any]:
 
             parallel_batches(part_compiled, n, 2 * x.size)
             return gx
-        # per tile offset: a compare of x's strided view with y, then gy / count times that mask written
-        # into an uninitialised (N, C, o1, k1, o2, k2, ...) buffer, every element once (no zeros, no
-        # broadcast over tiny axes, both slow in NumPy). (gy / count) * mask has the bits of the
-        # composed (gy * mask) / count, the mask being 0 or 1
+        # per tile offset: the mask of tiles whose first maximum is there (first_maxima), then gy where it
+        # is and 0 elsewhere written into an uninitialised (N, C, o1, k1, o2, k2, ...) buffer, every
+        # element once (no zeros, no broadcast over tiny axes, both slow in NumPy)
         offsets = list(itertools.product(*(range(k) for k in kernel)))
-        keys = tile_keys(kernel, out)
         tiles = np.empty(tuple(x.shape[:2]) + tuple(v for o, k in zip(out, kernel) for v in (o, k)), dtype=gy.dtype)
         spots = [(slice(None), slice(None), *(v for i in off for v in (slice(None), i))) for off in offsets]
+        zero = gy.dtype.type(0)
 
         def part(lo: int, hi: int) -> None:
-            xs, ts = x[lo:hi], tiles[lo:hi]
-            masks = [xs[key] == y[lo:hi] for key in keys]
-            count = masks[0].astype(gy.dtype)
-            for m in masks[1:]:
-                count += m
-            q = gy[lo:hi] / count
-            for spot, m in zip(spots, masks):
-                np.multiply(q, m, out=ts[spot])
+            ts, g = tiles[lo:hi], gy[lo:hi]
+            for spot, m in zip(spots, first_maxima(np, x[lo:hi], y[lo:hi], kernel, out)):
+                np.copyto(ts[spot], np.where(m, g, zero))
 
         parallel_batches(part, x.shape[0], 2 * tiles.size)
         covered = tuple(x.shape[:2]) + tuple(o * k for o, k in zip(out, kernel))

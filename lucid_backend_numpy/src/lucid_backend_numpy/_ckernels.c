@@ -701,9 +701,10 @@ LUCID_KERNEL(max_pool2_f32,
               ptrdiff_t o1, ptrdiff_t o2),
              (x, y, planes, h, w, k1, k2, o1, o2))
 
-/* The gradient of max_pool2: each tile element equal to the tile's maximum gets gy / (how many are), the
- * others 0 (as q * 0, so a NaN or inf q leaves NaN there, as NumPy's q * mask); rows and columns beyond the
- * last whole tile get 0. The NumPy kernel's arithmetic, so its bits. */
+/* The gradient of max_pool2, routed as PyTorch does: each tile's gy goes to its first maximum in row-major
+ * order (a NaN is its tile's maximum), every other element gets +0; rows and columns beyond the last whole
+ * tile get 0. The NumPy kernel's bits (a select, so an inf or NaN gy stays in its winner only). */
+LUCID_INLINE int tile_hit_f32(float v, float m) { return v == m || v != v; }
 LUCID_INLINE void max_pool2_grad_f32_body(const float *restrict gy, const float *restrict x,
                                           const float *restrict y, float *restrict out, ptrdiff_t planes,
                                           ptrdiff_t h, ptrdiff_t w, ptrdiff_t k1, ptrdiff_t k2, ptrdiff_t o1,
@@ -713,37 +714,29 @@ LUCID_INLINE void max_pool2_grad_f32_body(const float *restrict gy, const float 
         float *restrict op = out + p * h * w;
         for (ptrdiff_t i = 0; i < o1; i++) {
             const float *restrict yr = y + (p * o1 + i) * o2, *restrict gr = gy + (p * o1 + i) * o2;
-            if (k1 == 2 && k2 == 2) { /* the common case, in column-wise passes without a data-dependent branch */
+            if (k1 == 2 && k2 == 2) { /* the common case, without a data-dependent branch */
                 const float *restrict r0 = xp + 2 * i * w, *restrict r1 = r0 + w;
                 float *restrict s0 = op + 2 * i * w, *restrict s1 = s0 + w;
-                for (ptrdiff_t j0 = 0; j0 < o2; j0 += 128) {
-                    const ptrdiff_t k = o2 - j0 < 128 ? o2 - j0 : 128, at = 2 * j0;
-                    float me[256], e0[256], e1[256], q[128];
-                    for (ptrdiff_t c = 0; c < 2 * k; c++) /* each tile's maximum, under both its columns */
-                        me[c] = yr[j0 + (c >> 1)];
-                    for (ptrdiff_t c = 0; c < 2 * k; c++) {
-                        e0[c] = (float)(r0[at + c] == me[c]);
-                        e1[c] = (float)(r1[at + c] == me[c]);
-                    }
-                    for (ptrdiff_t j = 0; j < k; j++)
-                        q[j] = gr[j0 + j] / (((e0[2 * j] + e0[2 * j + 1]) + e1[2 * j]) + e1[2 * j + 1]);
-                    for (ptrdiff_t c = 0; c < 2 * k; c++) {
-                        s0[at + c] = q[c >> 1] * e0[c];
-                        s1[at + c] = q[c >> 1] * e1[c];
-                    }
+                for (ptrdiff_t j = 0; j < o2; j++) {
+                    const float m = yr[j], g = gr[j];
+                    const int a = tile_hit_f32(r0[2 * j], m), b = tile_hit_f32(r0[2 * j + 1], m);
+                    const int c = tile_hit_f32(r1[2 * j], m), d = tile_hit_f32(r1[2 * j + 1], m);
+                    s0[2 * j] = a ? g : 0.0f;
+                    s0[2 * j + 1] = (b && !a) ? g : 0.0f;
+                    s1[2 * j] = (c && !a && !b) ? g : 0.0f;
+                    s1[2 * j + 1] = (d && !a && !b && !c) ? g : 0.0f;
                 }
             } else
                 for (ptrdiff_t j = 0; j < o2; j++) {
                     const ptrdiff_t at = i * k1 * w + j * k2;
-                    const float m = yr[j];
-                    float count = 0.0f;
+                    const float m = yr[j], g = gr[j];
+                    int taken = 0;
                     for (ptrdiff_t a = 0; a < k1; a++)
-                        for (ptrdiff_t b = 0; b < k2; b++)
-                            count += (float)(xp[at + a * w + b] == m);
-                    const float q = gr[j] / count;
-                    for (ptrdiff_t a = 0; a < k1; a++)
-                        for (ptrdiff_t b = 0; b < k2; b++)
-                            op[at + a * w + b] = q * (float)(xp[at + a * w + b] == m);
+                        for (ptrdiff_t b = 0; b < k2; b++) {
+                            const int win = !taken && tile_hit_f32(xp[at + a * w + b], m);
+                            op[at + a * w + b] = win ? g : 0.0f;
+                            taken |= win;
+                        }
                 }
             for (ptrdiff_t a = 0; a < k1; a++) /* columns past the last tile */
                 for (ptrdiff_t c = o2 * k2; c < w; c++)

@@ -257,16 +257,27 @@ def _max_pool_tiles(device: Any, x: Any, kernel: tuple[int, ...], out: tuple[int
 
 
 def _max_pool_tiles_grad(device: Any, gy: Any, x: Any, y: Any, kernel: tuple[int, ...], out: tuple[int, ...]) -> Any:
+    # PyTorch's routing: each tile's gradient goes to its first maximum in row-major order (a NaN counts as
+    # the maximum), every other element gets 0
     xp = device.xp
-    keys = tile_keys(kernel, out)
-    masks = [xp.astype(x[key] == y, gy.dtype) for key in keys]
-    count = masks[0]
-    for m in masks[1:]:
-        count = count + m
+    zero = xp.zeros((), dtype=gy.dtype)
     z = xp.zeros(x.shape, dtype=gy.dtype)
-    for key, m in zip(keys, masks):
-        z = call(device, "setitem", z, key, gy * m / count)
+    for key, first in zip(tile_keys(kernel, out), first_maxima(xp, x, y, kernel, out)):
+        z = call(device, "setitem", z, key, xp.where(first, gy, zero))
     return z
+
+
+def first_maxima(xp: Any, x: Any, y: Any, kernel: tuple[int, ...], out: tuple[int, ...]) -> list[Any]:
+    """Per tile offset (the order of :func:`tile_keys`), a mask of the tiles whose first maximum is there:
+    where max-pooling's gradient goes (PyTorch's index of the maximum; a NaN is the maximum of its tile)."""
+    masks = []
+    taken = None
+    for key in tile_keys(kernel, out):
+        v = x[key]
+        hit = xp.logical_or(v == y, xp.isnan(v))
+        masks.append(hit if taken is None else xp.logical_and(hit, xp.logical_not(taken)))
+        taken = hit if taken is None else xp.logical_or(taken, hit)
+    return masks
 
 
 def _prod(values: Any) -> int:

@@ -94,7 +94,7 @@ def _tile_view(x: Tensor, k: tuple[int, ...], out: tuple[int, ...]) -> Tensor:
 
 class _TileMax(lc.Function):
     """Maximum over non-overlapping tiles (stride == kernel, no padding): the ``max_pool_tiles`` kernel.
-    Ties share the gradient equally, as ``lc.max``'s backward does."""
+    The gradient goes to each tile's first maximum, as PyTorch routes it."""
 
     native = True
 
@@ -114,10 +114,10 @@ class _TileMax(lc.Function):
 
 
 class _TileMaxGrad(lc.Function):
-    """``gy`` routed to each tile's maxima of ``x`` (shared among ties): the ``max_pool_tiles_grad`` kernel.
+    """``gy`` routed to each tile's first maximum of ``x``: the ``max_pool_tiles_grad`` kernel.
 
     Linear in ``gy``; the routing is piecewise constant in ``x``, so only ``gy`` has a gradient: each tile's
-    share of the incoming gradient, the same masks in Lucid ops."""
+    winner's incoming gradient, the same masks in Lucid ops."""
 
     native = True
 
@@ -128,15 +128,12 @@ class _TileMaxGrad(lc.Function):
     @staticmethod
     def backward(ctx, h):
         _, x, y, k, out = ctx.inputs
-        keys = kernels.tile_keys(k, out)
-        masks = [lc.astype(x[key] == y, h.dtype) for key in keys]
-        count = masks[0]
-        for m in masks[1:]:
-            count = count + m
-        d_gy = h[keys[0]] * masks[0]
-        for key, m in zip(keys[1:], masks[1:]):
-            d_gy = d_gy + h[key] * m
-        return d_gy / count, None, None, None, None
+        zero = lc.zeros((), dtype=h.dtype, device=h.device)
+        d_gy = None
+        for key, first in zip(kernels.tile_keys(k, out), kernels.first_maxima(lc, x.detach(), y.detach(), k, out)):
+            part = lc.where(first, h[key], zero)
+            d_gy = part if d_gy is None else d_gy + part
+        return d_gy, None, None, None, None
 
 
 def _max_pool(
@@ -157,9 +154,9 @@ def _max_pool(
     else:
         pads = tuple((pp, pp + e) for pp, e in zip(p, extra))
         cols = im2col(x, k, s, d, pads, out, value=-math.inf)
-        y = lc.max(cols, axis=2)
+        y, a = _first_max(cols, 2)
         if return_indices:
-            idx = _window_argmax(cols, x.shape[2:], k, s, p, d, out)
+            idx = _window_argmax(a, x.shape[2:], k, s, p, d, out)
     if unbatched:
         y = lc.squeeze(y, axis=0)
     if return_indices:
@@ -167,8 +164,15 @@ def _max_pool(
     return y
 
 
+def _first_max(win: Tensor, axis: int) -> tuple[Tensor, Tensor]:
+    """Each window's maximum along ``axis`` and its position, the first in order (a NaN is the maximum):
+    the gradient goes there alone, as PyTorch routes max-pooling's gradient (``lc.max`` shares it among ties)."""
+    a = lc.argmax(win.detach(), axis=axis, keepdims=True)
+    return lc.squeeze(lc.take_along_axis(win, a, axis=axis), axis=axis), lc.squeeze(a, axis=axis)
+
+
 def _window_argmax(
-    cols: Tensor,
+    a: Tensor,
     size: tuple[int, ...],
     k: tuple[int, ...],
     s: tuple[int, ...],
@@ -176,8 +180,8 @@ def _window_argmax(
     d: tuple[int, ...],
     out: tuple[int, ...],
 ) -> Tensor:
-    """Flat index into the input's spatial axes of each window's (first) maximum, as PyTorch returns."""
-    a = lc.argmax(cols.detach(), axis=2)  # (N, C, *out), offset within the window
+    """Flat index into the input's spatial axes of each window's first maximum (``a``: its offset within the
+    window, (N, C, *out)), as PyTorch returns."""
     flat = None
     rem = a
     for i in range(len(k)):
@@ -188,7 +192,7 @@ def _window_argmax(
         rem = lc.remainder(rem, inner)
         shape = [1] * len(out)
         shape[i] = out[i]
-        start = lc.reshape(lc.arange(out[i], device=cols.device) * s[i] - p[i], tuple(shape))
+        start = lc.reshape(lc.arange(out[i], device=a.device) * s[i] - p[i], tuple(shape))
         pos = start + off * d[i]
         flat = pos if flat is None else flat * size[i] + pos
     return flat
@@ -401,15 +405,15 @@ def _adaptive_max(x: Tensor, output_size: Any, return_indices: bool, nd: int, na
         ax = 2 + 2 * i
         y = lc.take(y, it, axis=ax)
         y = lc.reshape(y, (*y.shape[:ax], o, kmax, *y.shape[ax + 1 :]))
-    win = y
-    y = lc.max(win, axis=tuple(range(3, 3 + 2 * nd, 2)))
+    # move window axes last and flatten them: each window's first maximum takes the gradient (the padding
+    # repeats come after the element they repeat)
+    perm = (0, 1, *tuple(range(2, 2 + 2 * nd, 2)), *tuple(range(3, 3 + 2 * nd, 2)))
+    w = lc.permute_dims(y, perm)
+    y, a = _first_max(lc.reshape(w, (*w.shape[: 2 + nd], -1)), -1)
     result: Any = y
     if return_indices:
-        # move window axes last, flatten them, and map the argmax back to input coordinates
-        perm = (0, 1, *tuple(range(2, 2 + 2 * nd, 2)), *tuple(range(3, 3 + 2 * nd, 2)))
-        w = lc.permute_dims(win.detach(), perm)
+        # map the argmax back to input coordinates
         ks = tuple(km for _, _, km in index_parts)
-        a = lc.argmax(lc.reshape(w, (*w.shape[: 2 + nd], -1)), axis=-1)
         flat = None
         rem = a
         for i, (idx, o, km) in enumerate(index_parts):
@@ -839,10 +843,10 @@ def _fractional_max(
     flat_idx = lc.reshape(lin, (n_batch, c, -1))
     vals = lc.take_along_axis(lc.reshape(x, (n_batch, c, -1)), flat_idx, axis=2)
     vals = lc.reshape(vals, (n_batch, c, *out, window))
-    y = lc.max(vals, axis=-1)
+    y, arg = _first_max(vals, -1)
     idx = None
     if return_indices:
-        arg = lc.argmax(vals.detach(), axis=-1, keepdims=True)
+        arg = lc.expand_dims(arg, axis=-1)
         idx = lc.squeeze(lc.take_along_axis(lc.reshape(lin, (n_batch, c, *out, window)), arg, axis=-1), axis=-1)
     if unbatched:
         y = lc.squeeze(y, axis=0)
