@@ -8,6 +8,7 @@ This package imports only lucid_core; the plugins import their transport when a 
 
 from __future__ import annotations
 
+from . import checkpoint, fsdp, optim  # sharded checkpoints, FSDP, ZeroRedundancyOptimizer (PyTorch's submodule names)
 from ._communicator import (
     CollectiveMismatchError,
     Communicator,
@@ -49,5 +50,5 @@ __all__ = [
     "ReduceOp", "Work", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor",
     "send", "recv", "isend", "irecv", "all_gather_object", "broadcast_object_list",
     "DistributedDataParallel", "Communicator", "CommunicatorTimeoutError", "write_into",
-    "FlatGradients", "CollectiveMismatchError",
+    "FlatGradients", "CollectiveMismatchError", "checkpoint", "fsdp", "optim",
 ]  # fmt: skip

@@ -4,6 +4,7 @@ or MLX's own launcher.
     lucid-run --nproc-per-node 2 train.py --epochs 3           # MPI: mpiexec -n 2 python train.py ...
     lucid-run --backend mlx --nproc-per-node 2 train.py        # mlx.launch -n 2 --backend ring ...
     lucid-run --nproc-per-node 4 --hostfile hosts train.py     # 4 processes on every host of the file
+    lucid-run --hosts node-a:2,node-b:2 train.py               # 2 processes on each of two hosts
 
 The script calls ``lucid_distributed.init_process_group()``, which picks the communicator from the
 launcher's environment. With a hostfile, every host must have the same Python environment at the
@@ -21,6 +22,7 @@ import argparse
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -49,12 +51,46 @@ def _tool(name: str) -> str:
     return found
 
 
-def _hosts(hostfile: str) -> list[str]:
-    lines = Path(hostfile).read_text().splitlines()
-    hosts = [ln.split()[0].split(":")[0] for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+def _parse_host(entry: str, where: str) -> tuple[str, int | None]:
+    """``host``, ``host:N`` (MPICH) or ``host slots=N`` (Open MPI): the host and its process count, if given."""
+    words = entry.split()
+    host, slots = words[0], None
+    for w in words[1:]:
+        if w.startswith(("slots=", "max_slots=")) and slots is None:
+            slots = w.split("=", 1)[1]
+    if ":" in host and host.count(":") == 1:  # not an IPv6 address
+        host, slots = host.split(":")
+    if slots is None:
+        return host, None
+    if not slots.isdigit() or int(slots) < 1:
+        raise SystemExit(f"lucid-run: {where}: {entry!r} gives {slots!r} processes; expected a positive integer")
+    return host, int(slots)
+
+
+def _host_slots(hostfile: str) -> list[tuple[str, int | None]]:
+    """The hosts of an MPICH or Open MPI hostfile with their process counts (None: not given)."""
+    try:
+        lines = Path(hostfile).read_text().splitlines()
+    except OSError as exc:
+        raise SystemExit(f"lucid-run: cannot read the hostfile {hostfile}: {exc.strerror or exc}") from None
+    entries = [ln.split("#", 1)[0].strip() for ln in lines]
+    hosts = [_parse_host(e, f"hostfile {hostfile}") for e in entries if e]
     if not hosts:
         raise SystemExit(f"lucid-run: the hostfile {hostfile} names no host")
     return hosts
+
+
+def _hosts_option(text: str) -> list[tuple[str, int | None]]:
+    hosts = [_parse_host(e.strip(), "--hosts") for e in text.split(",") if e.strip()]
+    if not hosts:
+        raise SystemExit(f"lucid-run: --hosts {text!r} names no host; expected e.g. --hosts node-a:2,node-b:2")
+    return hosts
+
+
+def _is_local(host: str) -> bool:
+    """Whether ``host`` names this machine (so MPI can start its ranks without ssh)."""
+    names = {"localhost", "127.0.0.1", "::1", socket.gethostname(), socket.getfqdn()}
+    return host in names or host.startswith("127.")
 
 
 def _mpi_flavour(mpiexec: str) -> str:
@@ -66,23 +102,48 @@ def _mpi_flavour(mpiexec: str) -> str:
 
 
 def build_command(args: argparse.Namespace) -> list[str]:
-    """The launcher command line for the parsed ``lucid-run`` arguments."""
+    """The launcher command line for the parsed ``lucid-run`` arguments.
+
+    With ``--hostfile`` or ``--hosts`` each host runs ``--nproc-per-node`` processes when that is
+    given, else the count the host's entry names (``node-a:2``; 1 without one). MPICH gets
+    ``-f FILE`` / ``-hosts a:2,b:2`` (and ``-launcher fork`` when every host is this machine, so no ssh
+    is needed), Open MPI ``--hostfile FILE`` / ``--host a:2,b:2``.
+    """
     script = [sys.executable, "-u", args.script, *args.script_args]
-    n = args.nproc_per_node
+    given = args.nproc_per_node
+    n = 1 if given is None else given
+    if args.hostfile and args.hosts:
+        raise SystemExit("lucid-run: give --hostfile or --hosts, not both")
     if args.backend == "mlx":
         cmd = [_tool("mlx.launch"), "--backend", args.mlx_backend]
-        cmd += ["--hostfile", args.hostfile] if args.hostfile else ["-n", str(n)]
-        if args.hostfile and n > 1:
+        if args.hostfile:
+            cmd += ["--hostfile", args.hostfile]
+        elif args.hosts:
+            cmd += ["--hosts", ",".join(h for h, _ in _hosts_option(args.hosts))]
+        else:
+            cmd += ["-n", str(n)]
+        if (args.hostfile or args.hosts) and n > 1:
             cmd += ["--repeat-hosts", str(n)]
         return [*cmd, *args.launcher_arg, *script]
     mpiexec = _tool("mpiexec")
-    if not args.hostfile:
+    if not args.hostfile and not args.hosts:
         return [mpiexec, "-n", str(n), *args.launcher_arg, *script]
-    total = n * len(_hosts(args.hostfile))
+    slots = _host_slots(args.hostfile) if args.hostfile else _hosts_option(args.hosts)
+    counts = [(h, given if given is not None else (k or 1)) for h, k in slots]
+    total = sum(k for _, k in counts)
+    listed = ",".join(f"{h}:{k}" for h, k in counts)
     if _mpi_flavour(mpiexec) == "openmpi":
-        hosts = ["--hostfile", args.hostfile, "--map-by", f"ppr:{n}:node"]
+        if args.hostfile:
+            hosts = ["--hostfile", args.hostfile] + (["--map-by", f"ppr:{given}:node"] if given is not None else [])
+        else:
+            hosts = ["--host", listed]
     else:
-        hosts = ["-f", args.hostfile, "-ppn", str(n)]
+        if args.hostfile and "slots=" not in Path(args.hostfile).read_text():
+            hosts = ["-f", args.hostfile] + (["-ppn", str(given)] if given is not None else [])
+        else:  # --hosts, or a hostfile in Open MPI's syntax, which hydra does not read
+            hosts = ["-hosts", listed]
+        if all(_is_local(h) for h, _ in counts):
+            hosts += ["-launcher", "fork"]  # every "host" is this machine: start the ranks here, without ssh
     return [mpiexec, "-n", str(total), *hosts, *args.launcher_arg, *script]
 
 
@@ -92,9 +153,18 @@ def parser() -> argparse.ArgumentParser:
         prog="lucid-run",
         description="Run a Lucid training script on several processes (MPI's mpiexec or MLX's mlx.launch).",
     )
-    p.add_argument("--nproc-per-node", "--nproc_per_node", type=int, default=1, help="processes per host")
+    p.add_argument(
+        "--nproc-per-node",
+        "--nproc_per_node",
+        type=int,
+        default=None,
+        help="processes per host (default 1, or each host's count in --hostfile / --hosts)",
+    )
     p.add_argument("--backend", choices=["mpi", "mlx"], default="mpi", help="communicator (default: mpi)")
-    p.add_argument("--hostfile", help="file with one host per line, for several machines")
+    p.add_argument(
+        "--hostfile", help="file with one host per line (host, host:N or host slots=N), for several machines"
+    )
+    p.add_argument("--hosts", help="comma-separated hosts with optional process counts: node-a:2,node-b:2")
     p.add_argument("--mlx-backend", default="ring", help="mx.distributed backend for --backend mlx (default: ring)")
     p.add_argument("--launcher-arg", action="append", default=[], help="extra argument for mpiexec / mlx.launch")
     p.add_argument(
@@ -118,7 +188,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``lucid-run`` console script; returns the launcher's exit status."""
     args = parser().parse_args(argv)
-    if args.nproc_per_node < 1:
+    if args.nproc_per_node is not None and args.nproc_per_node < 1:
         raise SystemExit(f"lucid-run: --nproc-per-node must be at least 1, got {args.nproc_per_node}")
     cmd = build_command(args)
     if args.dry_run:

@@ -16,7 +16,7 @@ import os
 from types import SimpleNamespace
 from typing import Any
 
-from ._optional import distributed_module
+from .._optional import distributed_module
 
 #: the names lucid_distributed provides as they are (through __getattr__)
 _PASSED_THROUGH = (
