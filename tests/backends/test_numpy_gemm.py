@@ -1,6 +1,6 @@
-"""The float32 matrix product for AVX-512 CPUs (``lucid_backend_numpy/_gemm.c``): within float32 rounding of the
-exact product for every shape, edge and layout; the same bits whatever the split over threads; used by the
-backend's 2-D products and the convolutions above a size, NumPy's BLAS below it and for everything else."""
+"""The float32 matrix product for AVX-512 and AVX2 + FMA CPUs (``lucid_backend_numpy/_gemm.c``): within float32
+rounding of the exact product for every shape, edge and layout; the same bits whatever the split over threads; used
+by the backend's 2-D products and the convolutions above a size, NumPy's BLAS below it and for everything else."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from lucid_backend_numpy import _native, _parallel
 
 LIB = _native.load()
 HAVE = LIB is not None and bool(LIB.lucid_gemm_available())
-needs_gemm = pytest.mark.skipif(not HAVE, reason="no AVX-512 here (or the compiled kernels are not built)")
+needs_gemm = pytest.mark.skipif(not HAVE, reason="no AVX-512 or AVX2 + FMA here (or no compiled kernels)")
 
 
 def _operand(x: np.ndarray) -> tuple[int, int, int]:
@@ -283,14 +283,14 @@ def test_convolution_gradients_use_it_with_the_same_values():
         np.testing.assert_allclose(ours, blas, rtol=2e-5, atol=2e-5)
 
 
-def test_available_exactly_where_the_cpu_has_avx512():
+def test_available_exactly_where_the_cpu_has_avx512_or_avx2_and_fma():
     if LIB is None:
         pytest.skip("lucid_backend_numpy's compiled kernels are not built here")
     if not sys.platform.startswith("linux") or platform.machine() != "x86_64":
         pytest.skip("reads the CPU's flags from Linux's /proc/cpuinfo")
     with open("/proc/cpuinfo") as f:
         flags = next((line for line in f if line.startswith("flags")), "").split()
-    assert HAVE == ("avx512f" in flags)
+    assert LIB.lucid_gemm_available() == (2 if "avx512f" in flags else 1 if {"avx2", "fma"} <= set(flags) else 0)
     lc.get_backend("numpy").ensure_loaded()
     assert (_parallel._compiled["gemm"] is not None) == (HAVE and os.environ.get("LUCID_NUMPY_GEMM", "1") == "1")
 

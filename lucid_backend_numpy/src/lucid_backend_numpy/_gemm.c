@@ -1,5 +1,6 @@
 /*
- * Single-precision matrix product for x86-64 CPUs with AVX-512 (see _parallel.py's `gemm` for when it is used).
+ * Single-precision matrix product for x86-64 CPUs with AVX-512, or with AVX2 and FMA (see _parallel.py's `gemm` for
+ * when it is used).
  *
  * On an AVX-512 Xeon (Sapphire Rapids, 2 cores) NumPy's OpenBLAS 0.3.31 ran the MLP's products at 135-170
  * GFLOPS a core and PyTorch's MKL at ~165, so an MLP step lost 20 % to PyTorch in its products alone. This
@@ -10,7 +11,16 @@
  * rows, when C has fewer panels than threads): every element of C is one dot product summed in the same
  * order whatever the split, so the bits do not depend on the thread count.
  *
- * Elsewhere (no AVX-512, another compiler or CPU) `lucid_gemm_available` is 0 and NumPy multiplies.
+ * Two sets of micro-kernels share that driver (blocking, packing, threading), chosen when first used by the CPU's
+ * flags (`__builtin_cpu_supports`): AVX-512 first, else AVX2 with FMA, whose 16 ymm registers cannot hold a
+ * 12 x 32 tile (48 vectors): there each tile is four blocks of 6 x 16 (12 accumulators, two vectors of B, one
+ * broadcast of A; the blocks of one 16-column half of the panel in turn, so that half stays in L1). Both paths
+ * give each element of C the same operations in the same order: within a K block one chain of fused
+ * multiply-adds over k starting from zero, that sum added to C (the earlier blocks' sum), then the bias: their
+ * bits are equal on every input, and equal to a scalar loop of `fmaf` in that order (tests/backends/
+ * test_gemm_isa.py).
+ *
+ * Elsewhere (neither, another compiler or CPU) `lucid_gemm_available` is 0 and NumPy multiplies.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
@@ -30,14 +40,18 @@
 #include <pthread.h>
 
 #define MR 12  /* rows of a C tile */
-#define NR 32  /* columns of a C tile: two vectors */
+#define NR 32  /* columns of a C tile: two AVX-512 vectors, four AVX2 ones */
 #define KC 256 /* depth of a K block: a packed panel of B is KC * NR * 4 = 32 KiB */
+#define PC 16  /* the most panels of B packed at once: PC * KC * NR * 4 = 512 KiB a thread, in L2 */
 #define AVX512 __attribute__((target("avx512f")))
+#define AVX2 __attribute__((target("avx2,fma")))
+
+/* -- AVX-512 micro-kernels --------------------------------------------------------------------------------- */
 
 /* C[0:12, 0:32] (+)= A[0:12, 0:kc] @ Bp, A at `a` with strides `rsa` (rows) and `csa` (depth) in elements,
  * Bp packed (kc rows of 32). `acc`: add to C (a later K block) instead of overwriting it; then `bias` (32
  * floats, or NULL) is added to every row: (C + A @ Bp) + bias, the order of a product followed by its bias. */
-AVX512 static void tile(ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t csa, const float *restrict bp,
+AVX512 static void tile512(ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t csa, const float *restrict bp,
                         float *c, ptrdiff_t ldc, int acc, const float *bias) {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00;
     __m512 c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
@@ -82,11 +96,11 @@ AVX512 static void tile(ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t c
 #undef STORE
 }
 
-/* `tile` for C's edges: `rows` (1 to 12, a constant at each call below) rows, the lanes of each of the two
+/* `tile512` for C's edges: `rows` (1 to 12, a constant at each call below) rows, the lanes of each of the two
  * vectors of a row that fall past C's columns masked off (`m0`, `m1`: the lanes kept). The same sums in the same
- * order as `tile`, written straight into C: A's rows past C's never read, no buffer in between (the 8 rows left
+ * order as `tile512`, written straight into C: A's rows past C's never read, no buffer in between (the 8 rows left
  * of a 128-row C cost as much as a full tile through a 12-row buffer: 4 % of a 128 x 512 x 768 product). */
-AVX512 static inline __attribute__((always_inline)) void tile_edge(const int rows, ptrdiff_t kc, const float *a,
+AVX512 static inline __attribute__((always_inline)) void tile_edge512(const int rows, ptrdiff_t kc, const float *a,
                                                                     ptrdiff_t rsa, ptrdiff_t csa,
                                                                     const float *restrict bp, float *c, ptrdiff_t ldc,
                                                                     int acc, const float *bias, __mmask16 m0,
@@ -120,14 +134,14 @@ AVX512 static inline __attribute__((always_inline)) void tile_edge(const int row
     }
 }
 
-/* An edge tile of h rows (1 to 12) and w columns (1 to 32), through `tile_edge` compiled for each row count. */
-AVX512 static void tile_part(ptrdiff_t h, ptrdiff_t w, ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t csa,
+/* An edge tile of h rows (1 to 12) and w columns (1 to 32), through `tile_edge512` compiled for each row count. */
+AVX512 static void tile_part512(ptrdiff_t h, ptrdiff_t w, ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t csa,
                              const float *restrict bp, float *c, ptrdiff_t ldc, int acc, const float *bias) {
     const __mmask16 m0 = (__mmask16)(w >= 16 ? 0xFFFFu : (1u << w) - 1u);
     const __mmask16 m1 = (__mmask16)(w >= 32 ? 0xFFFFu : w > 16 ? (1u << (w - 16)) - 1u : 0u);
 #define EDGE(n)                                                                                                  \
     case n:                                                                                                      \
-        tile_edge(n, kc, a, rsa, csa, bp, c, ldc, acc, bias, m0, m1);                                            \
+        tile_edge512(n, kc, a, rsa, csa, bp, c, ldc, acc, bias, m0, m1);                                            \
         break;
     switch (h) {
         EDGE(1) EDGE(2) EDGE(3) EDGE(4) EDGE(5) EDGE(6) EDGE(7) EDGE(8) EDGE(9) EDGE(10) EDGE(11) EDGE(12)
@@ -166,21 +180,191 @@ AVX512 static void transpose16(const float *src, ptrdiff_t ld, float *dst, ptrdi
         _mm512_storeu_ps(dst + i * ldd, r[i]);
 }
 
+/* -- AVX2 + FMA micro-kernels ------------------------------------------------------------------------------ */
+
+/* C[0:rows, 0:16] (+)= A[0:rows, 0:kc] @ Bp[:, 0:16], Bp's rows NR floats apart (a half of a packed panel), then
+ * (+ bias, 16 floats, or NULL): `tile512`'s operations in its order for these elements. `rows` (1 to 6) and
+ * `masked` are constants at each call: masked, only the lanes of C and of the bias that `m0` and `m1` keep (the
+ * two vectors' lanes, sign bit set) are read or written; B past C's columns is packed as zeros. */
+AVX2 static inline __attribute__((always_inline)) void block6(const int rows, const int masked, ptrdiff_t kc,
+                                                               const float *a, ptrdiff_t rsa, ptrdiff_t csa,
+                                                               const float *restrict bp, float *c, ptrdiff_t ldc,
+                                                               int acc, const float *bias, __m256i m0, __m256i m1) {
+    __m256 c0[6], c1[6];
+    for (int r = 0; r < rows; r++)
+        c0[r] = c1[r] = _mm256_setzero_ps();
+    /* two row pointers and two byte offsets, as in `tile512`: every broadcast is one addressing mode */
+    const char *a0 = (const char *)a, *a3 = (const char *)(a + 3 * rsa);
+    const ptrdiff_t o1 = rsa * (ptrdiff_t)sizeof(float), step = csa * (ptrdiff_t)sizeof(float);
+    for (ptrdiff_t k = 0; k < kc; k++, a0 += step, a3 += step, bp += NR) {
+        const __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
+        for (int r = 0; r < rows; r++) {
+            const __m256 x = _mm256_broadcast_ss((const float *)((r < 3 ? a0 : a3) + (r % 3) * o1));
+            c0[r] = _mm256_fmadd_ps(x, b0, c0[r]);
+            c1[r] = _mm256_fmadd_ps(x, b1, c1[r]);
+        }
+    }
+    const __m256 zero = _mm256_setzero_ps();
+    __m256 bias0 = zero, bias1 = zero;
+    if (bias) {
+        bias0 = masked ? _mm256_maskload_ps(bias, m0) : _mm256_loadu_ps(bias);
+        bias1 = masked ? _mm256_maskload_ps(bias + 8, m1) : _mm256_loadu_ps(bias + 8);
+    }
+    for (int r = 0; r < rows; r++) {
+        float *p = c + r * ldc;
+        if (acc) { /* C's earlier blocks + this block's sum, the operands in `tile512`'s order */
+            c0[r] = _mm256_add_ps(masked ? _mm256_maskload_ps(p, m0) : _mm256_loadu_ps(p), c0[r]);
+            c1[r] = _mm256_add_ps(masked ? _mm256_maskload_ps(p + 8, m1) : _mm256_loadu_ps(p + 8), c1[r]);
+        }
+        if (bias) {
+            c0[r] = _mm256_add_ps(c0[r], bias0);
+            c1[r] = _mm256_add_ps(c1[r], bias1);
+        }
+        if (masked) {
+            _mm256_maskstore_ps(p, m0, c0[r]);
+            _mm256_maskstore_ps(p + 8, m1, c1[r]);
+        } else {
+            _mm256_storeu_ps(p, c0[r]);
+            _mm256_storeu_ps(p + 8, c1[r]);
+        }
+    }
+}
+
+/* `tile512` on AVX2: C[0:12, 0:32] as four 6 x 16 blocks, the two of each half of the panel in turn */
+AVX2 static void tile256(ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t csa, const float *restrict bp,
+                         float *c, ptrdiff_t ldc, int acc, const float *bias) {
+    const __m256i all = _mm256_set1_epi32(-1);
+    for (int j = 0; j < NR; j += 16)
+        for (int i = 0; i < MR; i += 6)
+            block6(6, 0, kc, a + i * rsa, rsa, csa, bp + j, c + i * ldc + j, ldc, acc, bias ? bias + j : NULL, all,
+                   all);
+}
+
+/* `tile_part512` on AVX2: an edge tile of h rows (1 to 12) and w columns (1 to 32) as blocks of up to 6 x 16, the
+ * columns past w masked off; a half of the panel wholly past w is skipped. */
+AVX2 static void tile_part256(ptrdiff_t h, ptrdiff_t w, ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t csa,
+                              const float *restrict bp, float *c, ptrdiff_t ldc, int acc, const float *bias) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (ptrdiff_t j = 0; j < w; j += 16) {
+        const int cols = w - j < 16 ? (int)(w - j) : 16;
+        const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
+        const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
+        const float *const bj = bias ? bias + j : NULL;
+        for (ptrdiff_t i = 0; i < h; i += 6) {
+            const ptrdiff_t rows = h - i < 6 ? h - i : 6;
+            const float *const ai = a + i * rsa;
+            float *const ci = c + i * ldc + j;
+#define EDGE(n)                                                                                                  \
+    case n:                                                                                                      \
+        block6(n, 1, kc, ai, rsa, csa, bp + j, ci, ldc, acc, bj, m0, m1);                                        \
+        break;
+            if (rows == 6 && cols == 16) {
+                block6(6, 0, kc, ai, rsa, csa, bp + j, ci, ldc, acc, bj, m0, m1);
+                continue;
+            }
+            switch (rows) {
+                EDGE(1) EDGE(2) EDGE(3) EDGE(4) EDGE(5) EDGE(6)
+            default:
+                break;
+            }
+#undef EDGE
+        }
+    }
+}
+
+/* dst (8 vectors, rows `ldd` floats apart) = the 8 x 8 block at src (rows `ld` floats apart), transposed */
+AVX2 static void transpose8(const float *src, ptrdiff_t ld, float *dst, ptrdiff_t ldd) {
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; i++)
+        r[i] = _mm256_loadu_ps(src + i * ld);
+    for (int i = 0; i < 8; i += 2) { /* within 128-bit lanes: pairs of rows interleaved */
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) { /* within lanes: 4 x 4 blocks transposed (columns c and c + 4 of rows i..i+3) */
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++) { /* across the two groups of rows: low lanes are columns 0-3, high ones 4-7 */
+        _mm256_storeu_ps(dst + i * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+        _mm256_storeu_ps(dst + (i + 4) * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+    }
+}
+
+/* -- the driver, shared by both ---------------------------------------------------------------------------- */
+
+/* One instruction set's micro-kernels: a full 12 x 32 tile, an edge tile (h rows, w columns; the same sums for
+ * those elements) and a `width` x `width` transpose for packing a transposed B; and how many panels of B to pack
+ * at once (up to PC), sized for the L2 of that set's CPUs. */
+typedef struct {
+    void (*tile)(ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t csa, const float *restrict bp, float *c,
+                 ptrdiff_t ldc, int acc, const float *bias);
+    void (*tile_part)(ptrdiff_t h, ptrdiff_t w, ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptrdiff_t csa,
+                      const float *restrict bp, float *c, ptrdiff_t ldc, int acc, const float *bias);
+    void (*transpose)(const float *src, ptrdiff_t ld, float *dst, ptrdiff_t ldd);
+    int width;
+    int panels;
+} gemm_isa;
+
+/* AVX2 CPUs have 256-512 KiB of L2 a core (Zen 2/3, Haswell to Skylake): 16 packed panels (512 KiB) filled it, and
+ * A's block (128 KiB for 128 rows) went to L3; 4 (128 KiB) ran an MLP's 128 x 784 x 512 product at 53 GFLOPS a
+ * core, 16 at 48 (EPYC, Zen; 1024^3 within noise). The order of every element's sums does not depend on it. */
+static const gemm_isa isa_avx512 = {tile512, tile_part512, transpose16, 16, PC};
+static const gemm_isa isa_avx2 = {tile256, tile_part256, transpose8, 8, 4};
+
+/* 2: AVX-512, 1: AVX2 and FMA, 0: neither (no kernel); -1 until the CPU is first asked */
+static int isa_level = -1;
+
+static int isa_most(void) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return 2;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
+}
+
+static int isa_current(void) {
+    int level = __atomic_load_n(&isa_level, __ATOMIC_RELAXED);
+    if (level < 0) { /* every thread that asks first finds the same answer */
+        level = isa_most();
+        __atomic_store_n(&isa_level, level, __ATOMIC_RELAXED);
+    }
+    return level;
+}
+
+static const gemm_isa *isa_kernels(void) {
+    const int level = isa_current();
+    return level == 2 ? &isa_avx512 : level == 1 ? &isa_avx2 : NULL;
+}
+
+/* Which micro-kernels the products run on: 2 AVX-512, 1 AVX2 with FMA, 0 none (then every entry point below
+ * returns -1 and the caller multiplies). */
+LUCID_EXPORT int lucid_gemm_available(void) { return isa_current(); }
+
+/* For tests and measurements: run later products on `level` (as above), or on the widest the CPU has where it has
+ * not that one; returns the level now in use. Not while a product runs. */
+LUCID_EXPORT int lucid_gemm_set_isa(int level) {
+    const int most = isa_most();
+    level = level < 0 ? 0 : level < most ? level : most;
+    __atomic_store_n(&isa_level, level, __ATOMIC_RELAXED);
+    return level;
+}
+
 /* Bp (kc rows of NR, zero past column w) = B[0:kc, 0:w], B with strides rsb (depth) and csb (columns) */
-AVX512 static void pack_b(ptrdiff_t kc, ptrdiff_t w, const float *b, ptrdiff_t rsb, ptrdiff_t csb, float *bp) {
+static void pack_b(const gemm_isa *isa, ptrdiff_t kc, ptrdiff_t w, const float *b, ptrdiff_t rsb, ptrdiff_t csb,
+                   float *bp) {
     ptrdiff_t k = 0;
     if (csb == 1 && w == NR) {
-        for (; k < kc; k++) {
-            _mm512_store_ps(bp + k * NR, _mm512_loadu_ps(b + k * rsb));
-            _mm512_store_ps(bp + k * NR + 16, _mm512_loadu_ps(b + k * rsb + 16));
-        }
+        for (; k < kc; k++)
+            memcpy(bp + k * NR, b + k * rsb, NR * sizeof(float));
         return;
     }
-    if (rsb == 1 && w == NR) { /* B transposed (W.T of a row-major W): 16 x 16 blocks */
-        for (; k + 16 <= kc; k += 16) {
-            transpose16(b + k, csb, bp + k * NR, NR);
-            transpose16(b + k + 16 * csb, csb, bp + k * NR + 16, NR);
-        }
+    const ptrdiff_t t = isa->width;
+    if (rsb == 1 && w == NR) { /* B transposed (W.T of a row-major W): t x t blocks */
+        for (; k + t <= kc; k += t)
+            for (ptrdiff_t j = 0; j < NR; j += t)
+                isa->transpose(b + k + j * csb, csb, bp + k * NR + j, NR);
     }
     for (; k < kc; k++) {
         ptrdiff_t j = 0;
@@ -205,8 +389,6 @@ static void pack_a(ptrdiff_t h, ptrdiff_t kc, const float *a, ptrdiff_t rsa, ptr
             ap[kk * MR + x] = a[x * rsa + kk * csa];
 }
 
-#define PC 16 /* panels of B packed at once: PC * KC * NR * 4 = 512 KiB a thread, in L2 */
-
 /* The most elements of C a slice's chunk of panels may span for the panels to be the outer loop (run_block): 1 MiB
  * of C, in L2, as an MLP's (MLP step 1-1.5 % faster at two threads, the transformer and CNN steps unchanged);
  * larger C is written a row tile at a time. 0: never. lucid_gemm_set_panel_outer changes it (for measurements). */
@@ -227,14 +409,16 @@ typedef struct {
     int failed;  /* set by a slice whose thread could not get its buffer */
     ptrdiff_t terms, sa, sb; /* C = the sum of `terms` products, the t-th A and B `t sa`, `t sb` elements on */
     const float *bias;       /* n floats added to every row of C after its last K block, or NULL */
+    const gemm_isa *isa;     /* the micro-kernels, chosen once per call */
 } gemm_job;
 
 /* C's panels p0..p1 (NR columns each) and row tiles r0..r1 (MR rows each), every K block; `bp` is this slice's
  * buffer for packed panels of B. A tile of A (in place, or packed: 12 KiB) stays in L1 while it meets up to PC
- * panels (from L2), so C is written a row tile at a time, PC * NR columns wide: rows of C stream out in order
+ * panels (isa->panels; from L2), so C is written a row tile at a time, that many panels wide: rows of C stream out in order
  * (a 64-sample convolution's 42 MB of gradient columns written panel by panel took twice as long). */
-AVX512 static void run_block(const gemm_job *g, ptrdiff_t p0, ptrdiff_t p1, ptrdiff_t r0, ptrdiff_t r1, float *bp) {
+static void run_block(const gemm_job *g, ptrdiff_t p0, ptrdiff_t p1, ptrdiff_t r0, ptrdiff_t r1, float *bp) {
     float ap[MR * KC] __attribute__((aligned(64)));
+    const gemm_isa *const isa = g->isa;
     const int direct = g->csa == 1; /* rows of A contiguous: read in place */
     for (ptrdiff_t term = 0, pc = 0; term < g->terms; pc += KC) {
         if (pc >= g->k) { /* the next product of a sum: its K blocks add on */
@@ -246,11 +430,11 @@ AVX512 static void run_block(const gemm_job *g, ptrdiff_t p0, ptrdiff_t p1, ptrd
         const int acc = term > 0 || pc > 0;
         const float *const bias = term == g->terms - 1 && pc + kc >= g->k ? g->bias : NULL; /* the last block */
         const float *const ga = g->a + term * g->sa, *const gb = g->b + term * g->sb;
-        for (ptrdiff_t q0 = p0; q0 < p1; q0 += PC) {
-            const ptrdiff_t q1 = p1 - q0 < PC ? p1 : q0 + PC;
+        for (ptrdiff_t q0 = p0; q0 < p1; q0 += isa->panels) {
+            const ptrdiff_t q1 = p1 - q0 < isa->panels ? p1 : q0 + isa->panels;
             for (ptrdiff_t p = q0; p < q1; p++) {
                 const ptrdiff_t j = p * NR, w = g->n - j < NR ? g->n - j : NR;
-                pack_b(kc, w, gb + pc * g->rsb + j * g->csb, g->rsb, g->csb, bp + (p - q0) * KC * NR);
+                pack_b(isa, kc, w, gb + pc * g->rsb + j * g->csb, g->rsb, g->csb, bp + (p - q0) * KC * NR);
             }
             if (direct && (r1 - r0) * MR * (q1 - q0) * NR <= panel_outer_max) {
                 /* C's block in L2: one packed panel of B stays in L1 while the tiles of A's rows (read in place)
@@ -263,9 +447,9 @@ AVX512 static void run_block(const gemm_job *g, ptrdiff_t p0, ptrdiff_t p1, ptrd
                         const float *a = ga + i * g->rsa + pc;
                         float *c = g->c + i * g->ldc + j;
                         if (h == MR && w == NR)
-                            tile(kc, a, g->rsa, 1, b, c, g->ldc, acc, bias ? bias + j : NULL);
+                            isa->tile(kc, a, g->rsa, 1, b, c, g->ldc, acc, bias ? bias + j : NULL);
                         else
-                            tile_part(h, w, kc, a, g->rsa, 1, b, c, g->ldc, acc, bias ? bias + j : NULL);
+                            isa->tile_part(h, w, kc, a, g->rsa, 1, b, c, g->ldc, acc, bias ? bias + j : NULL);
                     }
                 }
                 continue;
@@ -283,9 +467,9 @@ AVX512 static void run_block(const gemm_job *g, ptrdiff_t p0, ptrdiff_t p1, ptrd
                     const float *b = bp + (p - q0) * KC * NR;
                     float *c = g->c + i * g->ldc + j;
                     if (h == MR && w == NR)
-                        tile(kc, a, rsa, csa, b, c, g->ldc, acc, bias ? bias + j : NULL);
+                        isa->tile(kc, a, rsa, csa, b, c, g->ldc, acc, bias ? bias + j : NULL);
                     else /* C's last rows or columns */
-                        tile_part(h, w, kc, a, rsa, csa, b, c, g->ldc, acc, bias ? bias + j : NULL);
+                        isa->tile_part(h, w, kc, a, rsa, csa, b, c, g->ldc, acc, bias ? bias + j : NULL);
                 }
             }
         }
@@ -333,17 +517,15 @@ static void gemm_part(void *arg, ptrdiff_t lo, ptrdiff_t hi, int part) {
         run_block(g, lo, hi, 0, tiles, bp);
 }
 
-LUCID_EXPORT int lucid_gemm_available(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-}
-
 /* C (m x n, rows ldc apart) = A (m x k) @ B (k x n) (+ bias, n floats added to every row, unless NULL), strides
  * in elements, in `parts` slices on the pool. Returns 0, or -1 where a thread could not allocate its buffer (C
- * incomplete: the caller multiplies). */
+ * incomplete: the caller multiplies), or where the CPU has neither instruction set. */
 LUCID_EXPORT int lucid_gemm_f32(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a, ptrdiff_t rsa,
                                 ptrdiff_t csa, const float *b, ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t ldc,
                                 const float *bias, int parts) {
+    const gemm_isa *const isa = isa_kernels();
+    if (isa == NULL)
+        return -1;
     if (m <= 0 || n <= 0)
         return 0;
     if (k <= 0) {
@@ -354,7 +536,7 @@ LUCID_EXPORT int lucid_gemm_f32(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const flo
     }
     const ptrdiff_t panels = (n + NR - 1) / NR, tiles = (m + MR - 1) / MR;
     /* split the longer side: each slice packs its share of that side's operand and all of the other's */
-    gemm_job g = {m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, tiles * MR >= panels * NR, 0, 1, 0, 0, bias};
+    gemm_job g = {m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, tiles * MR >= panels * NR, 0, 1, 0, 0, bias, isa};
     lucid_pool_for(gemm_part, &g, 0, g.by_rows ? tiles : panels, parts, 1);
     return g.failed ? -1 : 0;
 }
@@ -380,6 +562,9 @@ static void batch_part(void *arg, ptrdiff_t lo, ptrdiff_t hi, int part) {
 LUCID_EXPORT int lucid_gemm_batch_f32(ptrdiff_t batch, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a,
                                       ptrdiff_t sa, ptrdiff_t rsa, ptrdiff_t csa, const float *b, ptrdiff_t sb,
                                       ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t sc, ptrdiff_t ldc, int parts) {
+    const gemm_isa *const isa = isa_kernels();
+    if (isa == NULL)
+        return -1;
     if (batch <= 0 || m <= 0 || n <= 0)
         return 0;
     if (k <= 0) {
@@ -388,7 +573,7 @@ LUCID_EXPORT int lucid_gemm_batch_f32(ptrdiff_t batch, ptrdiff_t m, ptrdiff_t n,
                 memset(c + t * sc + i * ldc, 0, (size_t)n * sizeof(float));
         return 0;
     }
-    batch_job bj = {{m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, 1, 0, 1, 0, 0, NULL}, sa, sb, sc};
+    batch_job bj = {{m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, 1, 0, 1, 0, 0, NULL, isa}, sa, sb, sc};
     lucid_pool_for(batch_part, &bj, 0, batch, parts, 1);
     return bj.g.failed ? -1 : 0;
 }
@@ -400,6 +585,9 @@ LUCID_EXPORT int lucid_gemm_batch_f32(ptrdiff_t batch, ptrdiff_t m, ptrdiff_t n,
 LUCID_EXPORT int lucid_gemm_sum_f32(ptrdiff_t terms, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a,
                                     ptrdiff_t sa, ptrdiff_t rsa, ptrdiff_t csa, const float *b, ptrdiff_t sb,
                                     ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t ldc, int parts) {
+    const gemm_isa *const isa = isa_kernels();
+    if (isa == NULL)
+        return -1;
     if (m <= 0 || n <= 0)
         return 0;
     if (k <= 0 || terms <= 0) {
@@ -408,13 +596,14 @@ LUCID_EXPORT int lucid_gemm_sum_f32(ptrdiff_t terms, ptrdiff_t m, ptrdiff_t n, p
         return 0;
     }
     const ptrdiff_t panels = (n + NR - 1) / NR, tiles = (m + MR - 1) / MR;
-    gemm_job g = {m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, tiles * MR >= panels * NR, 0, terms, sa, sb, NULL};
+    gemm_job g = {m, n, k, a, b, rsa, csa, rsb, csb, ldc, c, tiles * MR >= panels * NR, 0, terms, sa, sb, NULL, isa};
     lucid_pool_for(gemm_part, &g, 0, g.by_rows ? tiles : panels, parts, 1);
     return g.failed ? -1 : 0;
 }
 
 #else
 LUCID_EXPORT int lucid_gemm_available(void) { return 0; }
+LUCID_EXPORT int lucid_gemm_set_isa(int level) { return (void)level, 0; }
 LUCID_EXPORT ptrdiff_t lucid_gemm_set_panel_outer(ptrdiff_t elements) { return (void)elements, 0; }
 LUCID_EXPORT int lucid_gemm_f32(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const float *a, ptrdiff_t rsa,
                                 ptrdiff_t csa, const float *b, ptrdiff_t rsb, ptrdiff_t csb, float *c, ptrdiff_t ldc,

@@ -94,11 +94,14 @@ def load() -> Any:
     lib.lucid_pool_blas_calls.argtypes, lib.lucid_pool_blas_calls.restype = [], ctypes.c_long
     # where OpenBLAS keeps its thread count, its MAX_THREADS: BLAS jobs run as thread indices past its own
     lib.lucid_pool_blas_info.argtypes, lib.lucid_pool_blas_info.restype = [p, i], None
-    # the AVX-512 product (_gemm.c): m, n, k, A (address, row and column strides), B (the same), C, its row
-    # stride, a bias added to every row (or NULL), slices
+    # the float32 product (_gemm.c), on AVX-512 or AVX2 + FMA: available returns 2, 1 or 0 (neither); set_isa takes
+    # one of those (for tests: capped at what the CPU has) and returns the level now in use
     lib.lucid_gemm_available.argtypes, lib.lucid_gemm_available.restype = [], i
+    lib.lucid_gemm_set_isa.argtypes, lib.lucid_gemm_set_isa.restype = [i], i
     # the largest C a chunk of panels may span for panels to be the outer loop (0: never); returns the last value
     lib.lucid_gemm_set_panel_outer.argtypes, lib.lucid_gemm_set_panel_outer.restype = [n], n
+    # m, n, k, A (address, row and column strides), B (the same), C, its row stride, a bias added to every row
+    # (or NULL), slices
     lib.lucid_gemm_f32.argtypes, lib.lucid_gemm_f32.restype = [n, n, n, p, n, n, p, n, n, p, n, p, i], i
     # a stack: batch, m, n, k, A (address, batch, row, column strides), B (the same), C, its batch and row strides
     lib.lucid_gemm_batch_f32.argtypes = [n, n, n, n, p, n, n, n, p, n, n, n, p, n, n, i]

@@ -62,6 +62,7 @@ __all__ = [
     "compiled_parts",
     "gemm",
     "gemm_into",
+    "gemm_isa",
     "gemm_on",
     "gemm_sum_into",
     "num_threads",
@@ -111,7 +112,8 @@ costs microseconds while its workers spin; measured: benchmarks/RESULTS.md)."""
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {"n": 1, "pool": None, "blas": None, "blas_n": None, "blas_low": False, "busy_until": 0.0}
-# the compiled kernels' pool (_pool.c); "gemm": the library when its AVX-512 product (_gemm.c) runs here
+# the compiled kernels' pool (_pool.c); "gemm": the library when its float32 product (_gemm.c: AVX-512 or AVX2 + FMA)
+# runs here
 _compiled: dict[str, Any] = {"lib": None, "routed": [], "callback": None, "gemm": None}
 _local = threading.local()  # .worker is True on the pool's threads: a nested split runs serially
 
@@ -202,8 +204,8 @@ def attach_native(lib: Any) -> None:
     gemm_choice = os.environ.get("LUCID_NUMPY_GEMM", "1")
     if gemm_choice not in ("0", "1"):
         raise ValueError(
-            f"LUCID_NUMPY_GEMM={gemm_choice!r}: expected '1' (float32 products on Lucid's AVX-512 kernel where the "
-            "CPU has AVX-512, the default) or '0' (always NumPy's BLAS)"
+            f"LUCID_NUMPY_GEMM={gemm_choice!r}: expected '1' (float32 products on Lucid's own kernel where the "
+            "CPU has AVX-512 or AVX2 with FMA, the default) or '0' (always NumPy's BLAS)"
         )
     _compiled["gemm"] = lib if gemm_choice == "1" and lib.lucid_gemm_available() else None
 
@@ -302,8 +304,9 @@ def _operand(a: Any) -> tuple[int, int, int] | None:
 
 def gemm(np: Any, a: Any, b: Any, bias: Any = None) -> Any:
     """``a @ b`` (``+ bias``) for float32 matrices on the compiled kernel (``_gemm.c``), or None where it does not
-    apply (no AVX-512, other dtypes, strided operands, small products): then BLAS multiplies. Split over the
-    compiled pool like the other kernels; every element is summed in the same order whatever the split.
+    apply (neither AVX-512 nor AVX2 + FMA, other dtypes, strided operands, small products): then BLAS multiplies.
+    Split over the compiled pool like the other kernels; every element is summed in the same order whatever the
+    split, with the same bits on either instruction set.
 
     ``bias`` (a C-contiguous float32 vector of ``b``'s columns) is added to each row as the rows of C are written
     the last time, with the bits of ``(a @ b) + bias`` and without another pass over C (which, after a product
@@ -374,14 +377,26 @@ def gemm_into(np: Any, a: Any, b: Any, out: Any) -> bool:
 
 
 def gemm_on() -> bool:
-    """Whether float32 products run on the compiled kernel here (AVX-512, built, not turned off)."""
+    """Whether float32 products run on the compiled kernel here (AVX-512 or AVX2 + FMA, built, not turned off)."""
     return _compiled["gemm"] is not None
+
+
+#: the compiled product's micro-kernels by ``lucid_gemm_available()``'s level (all give the same bits)
+GEMM_ISAS = {2: "AVX-512", 1: "AVX2+FMA"}
+
+
+def gemm_isa() -> str | None:
+    """Which instruction set the compiled float32 product runs on here ("AVX-512" or "AVX2+FMA"), or None where
+    it does not run (no such CPU, not built, ``LUCID_NUMPY_GEMM=0``, or the backend not loaded yet)."""
+    lib = _compiled["gemm"]
+    return None if lib is None else GEMM_ISAS.get(lib.lucid_gemm_available())
 
 
 def gemm_sum_into(np: Any, a: Any, b: Any, out: Any) -> bool:
     """``out = a[0] @ b[0] + a[1] @ b[1] + ...`` for float32 stacks (``(T, m, k)`` and ``(T, k, n)``, each matrix
     C-contiguous or a transpose) on the compiled kernel, one thread, summed term after term in one fixed order;
-    False where it does not apply (no AVX-512, other dtypes or layouts, small sums): the caller sums otherwise."""
+    False where it does not apply (no compiled product here, other dtypes or layouts, small sums): the caller sums
+    otherwise."""
     lib = _compiled["gemm"]
     if lib is None or a.dtype != np.float32 or b.dtype != np.float32 or out.dtype != np.float32:
         return False
