@@ -4,6 +4,7 @@
     python examples/train_digits.py --model mlp --device mlx  # another model, another backend
     python examples/train_digits.py --stop-after 5            # stop early (or press Ctrl-C) ...
     python examples/train_digits.py --resume                  # ... and continue exactly where it stopped
+    python examples/train_digits.py --amp bf16                # mixed precision: bfloat16 products (autocast)
 
 Each epoch writes ``OUT/checkpoints/epoch_NNN.safetensors`` (the model's state dict: ``lucid_nn.load`` reads it,
 and so does ``safetensors.torch.load_file``) next to ``epoch_NNN.train-state.safetensors`` (the optimizer's
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import lucid_core as lc
+import lucid_core.amp as amp
 import lucid_data as data
 import lucid_nn as nn
 import lucid_nn.functional as F
@@ -167,13 +169,20 @@ def read_training_state(model_path: Path) -> dict[str, Any]:
 
 
 # -- training ---------------------------------------------------------------------------------------------
-def evaluate(model: nn.Module, loader: data.DataLoader) -> tuple[float, float]:
+def autocast(device: Any, mode: str) -> amp.autocast:
+    """The forward pass's mixed-precision region: ``--amp bf16`` runs the products (linear, conv) in bfloat16,
+    losses and the float32 parameters' gradients stay float32; ``off`` is a disabled region."""
+    return amp.autocast(device.type, dtype=lc.bfloat16, enabled=mode == "bf16")
+
+
+def evaluate(model: nn.Module, loader: data.DataLoader, mode: str = "off") -> tuple[float, float]:
     """Mean cross-entropy and accuracy over ``loader``, in eval mode and without a graph."""
     model.eval()
     total_loss, correct, count = 0.0, 0, 0
     with lc.no_grad():
         for x, y in loader:
-            logits = model(x)
+            with autocast(x.device, mode):
+                logits = model(x)
             total_loss += F.cross_entropy(logits, y, reduction="sum").item()
             correct += int((logits.argmax(axis=1) == y).sum().item())
             count += y.shape[0]
@@ -220,6 +229,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="stop after epoch N, as an interruption would (resume with --resume)")  # fmt: skip
     p.add_argument("--keep", type=int, default=2, help="whole-epoch checkpoints to keep; older ones are deleted")
     p.add_argument("--no-progress", action="store_true", help="no progress bars (logs, CI)")
+    p.add_argument("--amp", choices=["off", "bf16"], default="off",
+                   help="mixed precision: bf16 runs forward and loss under autocast (bfloat16 products)")  # fmt: skip
     args = p.parse_args(argv)
     if args.limit is not None and args.limit < 10:
         p.error(f"--limit must be at least 10 (a train and a test split), got {args.limit}")
@@ -311,8 +322,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                        disable=args.no_progress, file=sys.stdout)  # fmt: skip
             start_step, partial = 0, {}
             for x, y in bar:
-                logits = model(x)
-                loss = F.cross_entropy(logits, y)
+                with autocast(x.device, args.amp):  # forward and loss; backward runs outside, as PyTorch advises
+                    logits = model(x)
+                    loss = F.cross_entropy(logits, y)
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -329,7 +341,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     path = save_checkpoint(ckpt_dir, epoch, model, opt, sched, settings, history, args.keep,
                                            step, {"seen": seen, "correct": correct, "loss_sum": loss_sum})  # fmt: skip
                     stop(f"saved {path} (epoch {epoch + 1}, after batch {step} of {batches})", args)
-            test_loss, test_acc = evaluate(model, test_loader)
+            test_loss, test_acc = evaluate(model, test_loader, args.amp)
             history.append({
                 "epoch": epoch + 1, "train_loss": loss_sum / seen, "train_acc": correct / seen,
                 "test_loss": test_loss, "test_acc": test_acc, "lr": sched.get_last_lr()[0],

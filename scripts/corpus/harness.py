@@ -34,6 +34,7 @@ _OPTIONAL = {
     "driver": str,
     "steps": int,
     "dropout_off": bool,
+    "dtype": str,
     "tol": float,
     "stdout_ignore": str,
     "timeout": int,
@@ -70,6 +71,9 @@ class Program:
     driver: str = ""
     steps: int = 3
     dropout_off: bool = True
+    #: the default floating dtype of both runs ("" = float32); "float64" where float32 rounding at ReLU-like
+    #: kinks flips a mask in one framework and not the other, which then grows through the layers below
+    dtype: str = ""
     tol: float = 1e-4
     stdout_ignore: str = r"time|ms/|\bms\b|elapsed|sec|tok/sec|it/s|s/it|mfu|dt "
     timeout: int = 600

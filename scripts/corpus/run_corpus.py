@@ -93,6 +93,7 @@ def run_one(program: Program, folder: Path, framework: str, init: Path | None) -
     cmd = [python, "-m", "_corpus_runner", "--framework", framework, "--record", str(record)]
     cmd += ["--steps", str(program.steps)] + (["--init-from", str(init)] if init else [])
     cmd += ["--dropout-off"] if program.dropout_off else []
+    cmd += ["--default-dtype", program.dtype] if program.dtype else []
     cmd += [program.entry, "--", *program.args]
     try:
         done = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=program.timeout)
@@ -220,6 +221,8 @@ def write_doc(results: dict[str, dict[str, Any]], programs: list[Program]) -> st
             extra.append(f"{len(p.patches)} patch(es)")
         if p.driver:
             extra.append(f"driver {p.driver}")
+        if p.dtype:
+            extra.append(f"both runs in {p.dtype} (default dtype)")
         if p.notes:
             extra.append(p.notes)
         tail = f"; {'; '.join(extra)}" if extra else ""

@@ -585,3 +585,27 @@ def test_load_state_dict_writes_into_the_parameters_so_earlier_views_follow(devi
     assert model.weight is weight  # the same Parameter, written in place
     assert sd["weight"].tolist() == [[0.5] * 3] * 2  # a view taken before the load sees it
     assert sd["bias"].tolist() == [0.5, 0.5]
+
+
+def test_a_write_to_an_input_only_a_constant_partner_needed_is_allowed(device):
+    """PyTorch saves each factor of a product only for the other's gradient (#32): x * c and m @ x read x
+    only for c's and m's gradients, so writing x after is harmless when c and m need none; writing c is not."""
+    w = lc.ones((3,), device=device, requires_grad=True)
+    c = lc.asarray([1.0, 2.0, 3.0], device=device)
+    m = lc.reshape(lc.arange(9.0, device=device), (3, 3))
+    x = w * 2.0
+    y = lc.sum(x * c) + lc.sum(m @ x)
+    x.add_(1.0)
+    y.backward()
+    np.testing.assert_allclose(w.grad.numpy(), 2.0 * (c.numpy() + m.numpy().sum(axis=0)))
+    x = w * 2.0
+    y = lc.sum(x * c)
+    c.add_(1.0)  # x's gradient reads c
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.backward()
+    x = w * 2.0
+    cg = lc.asarray([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    y = lc.sum(x * cg)
+    x.add_(1.0)  # now cg's gradient reads x
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.backward()

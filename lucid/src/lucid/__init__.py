@@ -20,6 +20,18 @@ from lucid_core import Tensor
 from lucid_core._format import Layout as layout  # noqa: N813 - PyTorch's name for the layout type
 from lucid_core._format import strided
 from lucid_core._tensor_methods import Size, ValuesIndices
+from lucid_core.amp import (
+    autocast,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
+from lucid_core.func import vmap  # torch.vmap (also lucid.func.vmap)
 
 from . import _functions
 from ._creation import (
@@ -43,6 +55,14 @@ from ._grad_mode import inference_mode, is_inference_mode_enabled, set_grad_enab
 from ._linalg_names import *  # noqa: F403 - torch.det, torch.lgamma, windows; binds linalg/fft/special
 from ._namespace_tail import *  # noqa: F403 - torch-level nn ops, view copies, typed tensors, switches
 from ._runtime import *  # noqa: F403 - determinism switches, typename, is_storage
+from .amp import (
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    get_autocast_cpu_dtype,
+    is_autocast_cpu_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+)
 
 # these replace names of the star imports above: the default dtype is lucid_core's switch (not _functions'
 # fixed float32), and the random functions take PyTorch's generator= (a lucid.Generator)
@@ -70,8 +90,17 @@ bool = bool
 
 __version__ = "0.1.0"
 
+
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both ``type1`` and ``type2`` cast to, as ``torch.promote_types`` (bfloat16 with float16:
+    float32)."""
+    return _lucid_core.result_type(type1, type2)
+
+
 # submodules, imported on first attribute access (``import lucid.nn`` works as usual too)
 _SUBMODULES = {
+    "amp",
+    "cpu",
     "nn",
     "distributions",
     "optim",
@@ -79,6 +108,7 @@ _SUBMODULES = {
     "data",
     "distributed",
     "autograd",
+    "func",
     "cuda",
     "backends",
     "accelerator",
@@ -88,6 +118,8 @@ _SUBMODULES = {
     "testing",
     "profiler",
     "onnx",
+    "multiprocessing",
+    "serialization",
 }
 
 
@@ -106,19 +138,19 @@ def __dir__() -> list[str]:
 
 
 def save(obj: Any, f: str | os.PathLike[str] | BinaryIO, *args: Any, **kwargs: Any) -> None:
-    """``lucid.save(state_dict, path)``: write tensors (or nested dicts of them) as safetensors (no pickle)."""
-    import lucid_nn
+    """``torch.save``: state dicts as safetensors, any other object pickled (see :mod:`lucid.serialization`)."""
+    from . import serialization
 
-    return lucid_nn.save(obj, f, *args, **kwargs)
+    return serialization.save(obj, f, *args, **kwargs)
 
 
 def load(f: str | os.PathLike[str] | BinaryIO, *args: Any, **kwargs: Any) -> Any:
-    """``lucid.load(path, map_location=None)``: read what :func:`save` wrote, or a ``torch.save`` ``.pt`` file.
+    """``torch.load(f, map_location=None, *, weights_only=True)``: see :func:`lucid.serialization.load`.
 
-    Always weights only: safetensors has no code, and PyTorch pickles go through PyTorch's
-    ``weights_only=True`` allow-list without PyTorch installed. A damaged file raises
-    ``lucid.nn.CheckpointError`` (a ValueError) naming the file and the fault.
+    A pickled object loads weights-only by default (PyTorch 2.13's allow-list, extended with
+    ``lucid.serialization.safe_globals``); a damaged file raises ``lucid.nn.CheckpointError`` (a ValueError)
+    naming the file and the fault.
     """
-    import lucid_nn
+    from . import serialization
 
-    return lucid_nn.load(f, *args, **kwargs)
+    return serialization.load(f, *args, **kwargs)

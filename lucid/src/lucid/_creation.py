@@ -8,6 +8,7 @@ from typing import Any
 
 import lucid_core as lc
 from lucid_core import Tensor
+from lucid_core.ops.random import multinomial as _multinomial
 
 
 def tensor(
@@ -97,44 +98,10 @@ def bernoulli(input: Tensor, p: float | None = None) -> Tensor:
     return lc.astype(lc.bernoulli(probs), input.dtype)
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
-    """Indices drawn from the categories weighted by each row of ``input`` (1-D or 2-D), as int64.
-
-    Without replacement an index is drawn at most once per row (Gumbel top-k); weights need not sum to 1.
-    """
-    if generator is not None:
-        raise NotImplementedError("multinomial: generator= is not supported; seed with lucid.manual_seed")
-    if input.ndim not in (1, 2):
-        raise ValueError(f"multinomial: input must be 1-D or 2-D, got {input.ndim}-D")
-    w = input.detach() if input.ndim == 2 else input.detach().reshape(1, -1)
-    if w.dtype.kind != "f":
-        raise TypeError(f"multinomial: expected floating-point weights, got {w.dtype.name}")
-    if not bool(lc.all(w >= 0).item()) or not bool(lc.all(lc.isfinite(w)).item()):
-        raise ValueError("multinomial: weights must be finite and non-negative")
-    positive = lc.sum(w > 0, axis=1)
-    if not bool(lc.all(positive > 0).item()):
-        raise ValueError("multinomial: every row needs at least one positive weight")
-    n = w.shape[1]
-    if replacement:
-        cdf = lc.cumulative_sum(w / lc.sum(w, axis=1, keepdims=True), axis=1)
-        u = lc.rand(w.shape[0], num_samples, 1, dtype=w.dtype, device=w.device)
-        idx = lc.sum(lc.expand_dims(cdf, axis=1) <= u, axis=2)
-        # a weight-0 category never wins: rounding may put u past the last positive category's cdf
-        last = lc.expand_dims(lc.max(lc.where(w > 0, lc.arange(n, device=w.device), -1), axis=1), axis=1)
-        idx = lc.minimum(idx, last)
-    else:
-        if num_samples > int(lc.min(positive).item()):
-            raise RuntimeError(
-                f"multinomial: cannot draw {num_samples} samples without replacement from a row with only "
-                f"{int(lc.min(positive).item())} positive weights"
-            )
-        u = lc.rand(*w.shape, dtype=w.dtype, device=w.device)
-        tiny = lc.finfo(w.dtype).smallest_normal
-        gumbel = -lc.log(-lc.log(lc.clip(u, tiny, 1.0 - lc.finfo(w.dtype).eps)))
-        keys = lc.where(w > 0, lc.log(lc.where(w > 0, w, 1.0)) + gumbel, -float("inf"))
-        idx = lc.topk(keys, num_samples, axis=1)[1]
-    idx = lc.astype(idx, lc.int64)
-    return idx if input.ndim == 2 else idx.reshape(-1)
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> Tensor:
+    """Indices drawn from the categories weighted by each row of ``input`` (1-D or 2-D), as int64: PyTorch's
+    algorithm and checks (``lucid_core.ops.random.multinomial``), its numbers on the numpy backend."""
+    return _multinomial(input, num_samples, replacement)
 
 
 def normal(

@@ -8,11 +8,13 @@ tensor method, its in-place ``name_`` and the free function here (``lucid.sum(x,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import lucid_core as lc
 from lucid_core import Tensor, _op_table
+from lucid_core.amp import autocast_op
 
 # the functions declared in lucid_core's op table (method, in-place and function made from one entry)
 _TABLE_FUNCTIONS = _op_table.face_functions()
@@ -21,6 +23,7 @@ _TABLE = frozenset(_TABLE_FUNCTIONS)
 del _TABLE_FUNCTIONS
 
 
+@autocast_op("cat")
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join ``tensors`` along ``dim`` (PyTorch's ``cat``; ``lucid_core.concat`` in the standard)."""
     return lc.concat(list(tensors), axis=dim if axis is None else axis)
@@ -29,6 +32,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
 concat = concatenate = cat
 
 
+@autocast_op("stack")
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join ``tensors`` along a new axis ``dim`` (``axis=``, the seeds' spelling, is accepted too)."""
     return lc.stack(list(tensors), axis=dim if axis is None else axis)
@@ -99,9 +103,17 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
+@autocast_op("cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
     """Pairwise ``p``-distances between the rows of ``x1`` and ``x2`` (the last two axes)."""
     d = lc.expand_dims(x1, axis=-2) - lc.expand_dims(x2, axis=-3)
+    if p == math.inf:
+        # PyTorch's gradient of the largest |difference| goes whole to every tied coordinate (vector_norm's
+        # shares it among them): the maximum plus a term that is exactly 0 in value and carries that gradient
+        a = lc.abs(d)
+        m = lc.max(a.detach(), axis=-1, keepdims=True)
+        ties = lc.astype(a.detach() == m, a.dtype)
+        return lc.squeeze(m, axis=-1) + lc.sum(ties * (a - m), axis=-1)
     return lc.linalg.vector_norm(d, axis=-1, ord=p)
 
 

@@ -24,6 +24,7 @@ import lucid_core as lc
 from lucid_core import Tensor, _views
 from lucid_core._tensor_methods import Size as _Size
 from lucid_core._tensor_methods import UntypedStorage as _CoreUntypedStorage
+from lucid_core.amp import autocast_op
 
 from . import _creation, _functions, _runtime
 
@@ -49,9 +50,10 @@ __all__ = [
     "as_strided_scatter", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes",
     "view_as_real", "view_as_complex", "detach", "detach_", "fill", "fill_", "zero_",
     # 3. typed tensor and storage classes
-    "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
-    "ByteTensor", "BoolTensor", "TypedStorage", "UntypedStorage", "Storage", "FloatStorage", "DoubleStorage",
-    "HalfStorage", "LongStorage", "IntStorage", "ShortStorage", "CharStorage", "ByteStorage", "BoolStorage",
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
+    "CharTensor", "ByteTensor", "BoolTensor", "TypedStorage", "UntypedStorage", "Storage", "FloatStorage",
+    "DoubleStorage", "HalfStorage", "BFloat16Storage", "LongStorage", "IntStorage", "ShortStorage", "CharStorage",
+    "ByteStorage", "BoolStorage",
     "ComplexFloatStorage", "ComplexDoubleStorage", "set_default_tensor_type",
     # 4. memory formats
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
@@ -894,6 +896,7 @@ def view_as_real(input: Tensor) -> Tensor:
     return _views.make_view(step.op(input), input, step)
 
 
+@autocast_op("view_as_complex")
 def view_as_complex(input: Tensor) -> Tensor:
     """A complex view of a float32/float64 tensor whose last axis is 2 and has stride 1 (writes land in ``input``)."""
     if input.dtype.name not in _COMPLEX_OF:
@@ -977,6 +980,7 @@ def _tensor_type(name: str, dtype: Any) -> Any:
 FloatTensor = _tensor_type("FloatTensor", lc.float32)
 DoubleTensor = _tensor_type("DoubleTensor", lc.float64)
 HalfTensor = _tensor_type("HalfTensor", lc.float16)
+BFloat16Tensor = _tensor_type("BFloat16Tensor", lc.bfloat16)
 LongTensor = _tensor_type("LongTensor", lc.int64)
 IntTensor = _tensor_type("IntTensor", lc.int32)
 ShortTensor = _tensor_type("ShortTensor", lc.int16)
@@ -985,8 +989,8 @@ ByteTensor = _tensor_type("ByteTensor", lc.uint8)
 BoolTensor = _tensor_type("BoolTensor", lc.bool)
 _TENSOR_TYPES = {
     c.__name__: c
-    for c in (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
-              BoolTensor)
+    for c in (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor, CharTensor,
+              ByteTensor, BoolTensor)
 }  # fmt: skip
 
 
@@ -1109,6 +1113,7 @@ def _storage_type(name: str, dtype: Any) -> Any:
 FloatStorage = _storage_type("FloatStorage", lc.float32)
 DoubleStorage = _storage_type("DoubleStorage", lc.float64)
 HalfStorage = _storage_type("HalfStorage", lc.float16)
+BFloat16Storage = _storage_type("BFloat16Storage", lc.bfloat16)
 LongStorage = _storage_type("LongStorage", lc.int64)
 IntStorage = _storage_type("IntStorage", lc.int32)
 ShortStorage = _storage_type("ShortStorage", lc.int16)
@@ -1518,6 +1523,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
     return real.astype(dtype) + imag.astype(dtype) * 1j
 
 
+@autocast_op("polar")
 def polar(abs: Tensor, angle: Tensor) -> Tensor:
     """``abs * (cos(angle) + 1j * sin(angle))``; differentiable in both."""
     return complex(abs * lc.cos(angle), abs * lc.sin(angle))

@@ -37,7 +37,8 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
 
 
 _TENSOR_TYPES = {
-    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
+    "int64": "LongTensor",
     "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
     "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
 }  # fmt: skip

@@ -1,8 +1,11 @@
-"""``lucid.autograd``: PyTorch's ``torch.autograd``: ``grad``, ``backward``, ``Function``, grad modes, ``gradcheck``."""
+"""``lucid.autograd``: PyTorch's ``torch.autograd``: ``grad``, ``backward``, ``Function``, grad modes, ``gradcheck``,
+``functional`` (jacobian, hessian, vjp, jvp, hvp, vhp) and ``forward_ad`` (dual tensors)."""
 
+import sys
 from typing import Any
 
-from lucid_core import Function, Tensor, backward, enable_grad, grad, gradcheck, gradgradcheck, no_grad
+from lucid_core import Function, Tensor, backward, enable_grad, forward_ad, grad, gradcheck, gradgradcheck, no_grad
+from lucid_core.func import _functional as functional
 
 from ._grad_mode import inference_mode, set_grad_enabled
 
@@ -25,5 +28,9 @@ class Variable(metaclass=_VariableMeta):
 
 __all__ = [
     "Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "gradcheck",
-    "gradgradcheck", "Variable",
+    "gradgradcheck", "Variable", "functional", "forward_ad",
 ]  # fmt: skip
+
+# ``import lucid.autograd.functional`` / ``from lucid.autograd.forward_ad import dual_level`` as with torch
+sys.modules.setdefault(__name__ + ".functional", functional)
+sys.modules.setdefault(__name__ + ".forward_ad", forward_ad)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -49,7 +50,7 @@ class MLXBackend(Backend):
         self.device_types = ("gpu", "cpu") if gpu_available(mx) else ("cpu",)
         self.dtypes = {d: ns.DTYPES_BY_NAME[d.name] for d in (
             lc.bool, lc.int8, lc.int16, lc.int32, lc.int64, lc.uint8, lc.uint16, lc.uint32, lc.uint64,
-            lc.float16, lc.float32, lc.float64, lc.complex64,
+            lc.float16, lc.bfloat16, lc.float32, lc.float64, lc.complex64,
         )}  # fmt: skip
         self.xp = ns.MLXNamespace(None, "mlx:" + self.device_types[0], float64=self.device_types[0] == "cpu")
         self._key = mx.random.key(0)
@@ -128,6 +129,21 @@ class MLXBackend(Backend):
 
     def to_list(self, array: Any) -> Any:
         return array.tolist()
+
+    def to_numpy(self, array: Any) -> Any:
+        if array.dtype == self.mx.bfloat16:
+            # neither DLPack nor the buffer protocol carries bfloat16: its bits go as uint16, typed on the host
+            # with ml_dtypes' bfloat16 (the NumPy backend's)
+            try:
+                ml_dtypes = importlib.import_module("ml_dtypes")
+            except ImportError:
+                raise ImportError(
+                    "a bfloat16 MLX tensor reaches NumPy as an ml_dtypes.bfloat16 array: pip install ml_dtypes "
+                    "(or lucid-backend-mlx[host-bfloat16]), or cast it first with .float()"
+                ) from None
+            host = super().to_numpy(self.mx.view(array, self.mx.uint16))
+            return host.view(ml_dtypes.bfloat16)
+        return super().to_numpy(array)
 
     def from_reader(
         self, read_into: Callable[[memoryview], None], dtype: DType, shape: tuple[int, ...], device: Device

@@ -30,7 +30,8 @@ _UNSIGNED = (mx.uint8, mx.uint16, mx.uint32, mx.uint64)
 DTYPES_BY_NAME: dict[str, Any] = {
     "bool": mx.bool_, "int8": mx.int8, "int16": mx.int16, "int32": mx.int32, "int64": mx.int64,
     "uint8": mx.uint8, "uint16": mx.uint16, "uint32": mx.uint32, "uint64": mx.uint64,
-    "float16": mx.float16, "float32": mx.float32, "float64": mx.float64, "complex64": mx.complex64,
+    "float16": mx.float16, "bfloat16": mx.bfloat16, "float32": mx.float32, "float64": mx.float64,
+    "complex64": mx.complex64,
 }  # fmt: skip
 
 

@@ -60,6 +60,10 @@ class NumpyBackend(Backend):
 
     def asarray(self, obj: Any, dtype: Any, device: Device, copy: bool | None = None) -> Any:
         native = None if dtype is None else self.native_dtype(dtype)
+        if dtype is lc.bfloat16 and not (isinstance(obj, self._ndarray) and obj.dtype == native):
+            # Python floats and float64 data round to float32 first, then to bfloat16, as PyTorch converts them
+            if not (isinstance(obj, self._ndarray) and obj.dtype.kind != "f"):
+                obj = _narrowed_to_float32(self.np, obj)
         if copy is False:
             out = self.np.asarray(obj, dtype=native)
             if isinstance(obj, self._ndarray) and out is not obj and not self.np.shares_memory(out, obj):
@@ -240,9 +244,24 @@ def _namespace(compat: Any, np: Any) -> Any:
             return out.view(x1.dtype)
         return base_where(cond, x1, x2)
 
+    base_astype = compat.astype
+    f64 = np.dtype(np.float64)
+
+    def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+        if dtype == bf16 and x.dtype == f64:
+            x = _narrowed_to_float32(np, x)  # PyTorch rounds float64 to float32, then to bfloat16
+        return base_astype(x, dtype, copy=copy)
+
     ns.matmul = matmul
     ns.where = where
+    ns.astype = astype
     return ns
+
+
+def _narrowed_to_float32(np: Any, x: Any) -> Any:
+    """``x`` (float64) as float32, out-of-range values becoming infinities without NumPy's overflow warning."""
+    with np.errstate(over="ignore"):
+        return np.asarray(x, dtype=np.float32)
 
 
 def _kernels(np: Any) -> dict[str, Any]:
@@ -433,35 +452,40 @@ BF16_IN_FLOAT32 = (
     "logsumexp", "sigmoid", "erf", "gelu", "gelu_grad", "layer_norm", "layer_norm_grad", "cross_entropy",
     "cross_entropy_grad", "scaled_dot_product_attention", "scaled_dot_product_attention_grad", "channel_sum",
 )  # fmt: skip
+#: kernels that take float16 through float32 as well: SciPy's erf answers float16 in float64 (PyTorch's CPU
+#: float16 erf and GELU compute in float32 and round once)
+F16_IN_FLOAT32 = ("erf", "gelu", "gelu_grad")
 
 
 def _bfloat16_kernels(np: Any, table: dict[str, Any]) -> dict[str, Any]:
-    """``table`` with each kernel of :data:`BF16_IN_FLOAT32` widening bfloat16 operands to float32 and rounding
-    its float32 results to bfloat16 (nearest even)."""
-    bf16, f32 = _bfloat16(np), np.dtype(np.float32)
+    """``table`` with each kernel of :data:`BF16_IN_FLOAT32` (and :data:`F16_IN_FLOAT32` for float16) widening
+    those operands to float32 and rounding its float32 results back to their dtype (nearest even), once."""
+    f32 = np.dtype(np.float32)
     ndarray = np.ndarray
 
-    def widening(name: str, kernel: Any) -> Any:
+    def widening(name: str, kernel: Any, narrow: tuple[Any, ...]) -> Any:
         def run(*args: Any) -> Any:
-            if not any(type(a) is ndarray and a.dtype == bf16 for a in args):
+            low = next((a.dtype for a in args if type(a) is ndarray and a.dtype in narrow), None)
+            if low is None:
                 return kernel(*args)
-            wide = [a.astype(f32) if type(a) is ndarray and a.dtype == bf16 else a for a in args]
-            return rounded(kernel(*wide))
+            wide = [a.astype(f32) if type(a) is ndarray and a.dtype == low else a for a in args]
+            return rounded(kernel(*wide), low)
 
-        run.__name__ = f"{name}_bf16_in_float32"
+        run.__name__ = f"{name}_in_float32"
         return run
 
-    def rounded(out: Any) -> Any:
+    def rounded(out: Any, low: Any) -> Any:
         if isinstance(out, tuple):
-            return tuple(rounded(o) for o in out)
+            return tuple(rounded(o, low) for o in out)
         if isinstance(out, ndarray) and out.dtype == f32:
-            return out.astype(bf16)
+            return out.astype(low)
         return out
 
+    bf16, f16 = _bfloat16(np), np.dtype(np.float16)
     out = dict(table)
     for name in BF16_IN_FLOAT32:
         if name in table:  # (the others' composed defaults run on ``xp``, whose matmul widens bfloat16 too)
-            out[name] = widening(name, table[name])
+            out[name] = widening(name, table[name], (bf16, f16) if name in F16_IN_FLOAT32 else (bf16,))
     return out
 
 

@@ -17,7 +17,15 @@ the numbers ``torch.manual_seed(s)`` gives on the CPU (PyTorch 2.x on an AVX2 x8
 - smaller (or non-contiguous) tensors draw element by element from ``normal_distribution<double>``, which
   makes two values at a time and keeps the second in the generator (saved with the state);
 - ``randint`` is ``word % range + low`` (64-bit words when the range needs them); ``randperm`` is PyTorch's
-  swap loop with ``word % (n - i)``.
+  swap loop with ``word % (n - i)``;
+- ``exponential_`` draws a float64 uniform per element (whatever the dtype) and returns ``-log1p(-u) / lambd``
+  rounded to the dtype;
+- ``multinomial`` without replacement (or for one sample) is ``argmax``/``topk`` of ``p / q`` with ``q`` an
+  ``exponential_`` draw of ``p``'s shape; ``topk`` is libstdc++'s ``nth_element`` + ``sort`` (or
+  ``partial_sort`` when ``k * 64 <= n``) on (value, index) pairs, emulated step for step so ties (the zero
+  weights once the positive ones are used up) come out in PyTorch's order. With replacement each row's
+  cumulative sums (in the dtype, left to right) are divided by their total, the last set to 1, and each sample
+  is the first index whose cumulative sum is >= a float64 uniform (a binary search).
 
 The same code runs on every machine, so the numbers do not depend on the CPU Lucid runs on.
 """
@@ -318,6 +326,31 @@ class TorchGenerator:
         vals = ((words % _U64(span)) + _U64(low % (1 << 64))).view(np.int64)
         return vals.astype(dtype).reshape(shape)
 
+    def exponential(self, shape: tuple[int, ...], dtype: Any, lambd: float = 1.0) -> Any:
+        """``torch.empty(shape, dtype).exponential_(lambd)``: ``-1 / lambd * log1p(-u)`` of float64 uniforms."""
+        u = self._unit(math.prod(shape), double=True)
+        return ((-1.0 / float(lambd)) * np.log1p(-u)).astype(dtype).reshape(shape)
+
+    def multinomial(self, probs: Any, num_samples: int, replacement: bool) -> Any:
+        """``torch.multinomial(probs, num_samples, replacement)`` of a 2-D float array whose rows PyTorch's
+        checks have passed (non-negative, finite, each row's sum > 0): int64 indices, one row per row."""
+        rows = probs.shape[0]
+        if not replacement or num_samples == 1:
+            q = self.exponential(probs.shape, probs.dtype)
+            keys = probs / q
+            if num_samples == 1:
+                return np.argmax(keys, axis=1).astype(np.int64).reshape(rows, 1)
+            return np.array([_topk_indices(row.astype(_F64).tolist(), num_samples) for row in keys], np.int64)
+        out = np.empty((rows, num_samples), np.int64)
+        acc = _F32 if probs.dtype != _F64 else _F64
+        for i in range(rows):
+            cum = np.cumsum(probs[i].astype(acc))  # sequential, as PyTorch's loop
+            cum = cum / cum[-1]
+            cum[-1] = 1
+            u = self._unit(num_samples, double=True)
+            out[i] = np.searchsorted(cum.astype(_F64), u, side="left")
+        return out
+
     def permutation(self, n: int, dtype: Any) -> Any:
         """``torch.randperm(n)``: PyTorch's swap loop, ``swap(p[i], p[i + word % (n - i)])``."""
         perm = list(range(n))
@@ -334,3 +367,146 @@ def _describe(state: Any) -> str:
         kind = state.get("generator", state.get("bit_generator"))
         return f"a dict for generator {kind!r}" if kind else f"a dict with keys {sorted(map(str, state))}"
     return type(state).__name__
+
+
+# -- libstdc++'s selection and sorting, for topk's order among equal values ----------------------------------
+# PyTorch's CPU topk fills a vector of (value, index) pairs and calls std::nth_element then std::sort on the
+# first k - 1 (or std::partial_sort when k * 64 <= n) with "greater, NaN first". Equal values keep whatever
+# order these algorithms leave, so they are reproduced here as libstdc++ writes them.
+def _greater(x: tuple[float, int], y: tuple[float, int]) -> bool:
+    return (x[0] != x[0] and y[0] == y[0]) or x[0] > y[0]
+
+
+def _topk_indices(values: list[float], k: int) -> list[int]:
+    """The indices ``torch.topk(values, k)`` returns (largest, sorted) on the CPU."""
+    a = [(v, j) for j, v in enumerate(values)]
+    n = len(a)
+    if k * 64 <= n:
+        _heap_select(a, 0, k, n)
+        _sort_heap(a, 0, k)
+    else:
+        _introselect(a, 0, k - 1, n, 2 * _lg(n))
+        _sort(a, 0, k - 1)
+    return [j for _, j in a[:k]]
+
+
+def _lg(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def _introselect(a: list[Any], first: int, nth: int, last: int, depth: int) -> None:
+    while last - first > 3:
+        if depth == 0:
+            _heap_select(a, first, nth + 1, last)
+            a[first], a[nth] = a[nth], a[first]
+            return
+        depth -= 1
+        cut = _partition_pivot(a, first, last)
+        if cut <= nth:
+            first = cut
+        else:
+            last = cut
+    _insertion_sort(a, first, last)
+
+
+def _sort(a: list[Any], first: int, last: int) -> None:
+    if last - first > 1:
+        _introsort_loop(a, first, last, 2 * _lg(last - first))
+        if last - first > 16:
+            _insertion_sort(a, first, first + 16)
+            for i in range(first + 16, last):
+                _linear_insert(a, i)
+        else:
+            _insertion_sort(a, first, last)
+
+
+def _introsort_loop(a: list[Any], first: int, last: int, depth: int) -> None:
+    while last - first > 16:
+        if depth == 0:
+            _heap_select(a, first, last, last)
+            _sort_heap(a, first, last)
+            return
+        depth -= 1
+        cut = _partition_pivot(a, first, last)
+        _introsort_loop(a, cut, last, depth)
+        last = cut
+
+
+def _partition_pivot(a: list[Any], first: int, last: int) -> int:
+    mid = first + (last - first) // 2
+    x, y, z = first + 1, mid, last - 1  # median of three moved to first
+    if _greater(a[x], a[y]):
+        m = y if _greater(a[y], a[z]) else (z if _greater(a[x], a[z]) else x)
+    else:
+        m = x if _greater(a[x], a[z]) else (z if _greater(a[y], a[z]) else y)
+    a[first], a[m] = a[m], a[first]
+    pivot, lo, hi = a[first], first + 1, last
+    while True:
+        while _greater(a[lo], pivot):
+            lo += 1
+        hi -= 1
+        while _greater(pivot, a[hi]):
+            hi -= 1
+        if not lo < hi:
+            return lo
+        a[lo], a[hi] = a[hi], a[lo]
+        lo += 1
+
+
+def _insertion_sort(a: list[Any], first: int, last: int) -> None:
+    for i in range(first + 1, last):
+        if _greater(a[i], a[first]):
+            a[first : i + 1] = [a[i], *a[first:i]]
+        else:
+            _linear_insert(a, i)
+
+
+def _linear_insert(a: list[Any], last: int) -> None:
+    val = a[last]
+    while _greater(val, a[last - 1]):
+        a[last] = a[last - 1]
+        last -= 1
+    a[last] = val
+
+
+def _heap_select(a: list[Any], first: int, middle: int, last: int) -> None:
+    _make_heap(a, first, middle)
+    for i in range(middle, last):
+        if _greater(a[i], a[first]):
+            val, a[i] = a[i], a[first]
+            _adjust_heap(a, first, 0, middle - first, val)
+
+
+def _make_heap(a: list[Any], first: int, last: int) -> None:
+    length = last - first
+    if length < 2:
+        return
+    for parent in range((length - 2) // 2, -1, -1):
+        _adjust_heap(a, first, parent, length, a[first + parent])
+
+
+def _sort_heap(a: list[Any], first: int, last: int) -> None:
+    while last - first > 1:
+        last -= 1
+        val, a[last] = a[last], a[first]
+        _adjust_heap(a, first, 0, last - first, val)
+
+
+def _adjust_heap(a: list[Any], first: int, hole: int, length: int, val: Any) -> None:
+    top, child = hole, hole
+    while child < (length - 1) // 2:
+        child = 2 * (child + 1)
+        if _greater(a[first + child], a[first + child - 1]):
+            child -= 1
+        a[first + hole] = a[first + child]
+        hole = child
+    if length % 2 == 0 and child == (length - 2) // 2:
+        child = 2 * (child + 1)
+        a[first + hole] = a[first + child - 1]
+        hole = child - 1
+    parent = (hole - 1) // 2
+    while hole > top and _greater(a[first + parent], val):
+        a[first + hole] = a[first + parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    a[first + hole] = val

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import _dtypes as _dt
 from . import _views as _views  # views that alias their base (loaded early: Tensor's write path calls it)
+from . import amp as amp  # mixed precision: autocast and PyTorch's op lists (a submodule, as torch.amp)
 from . import fft, linalg
 from . import fused as fused  # optimizers' fused updates (a submodule, not in the Array API namespace)
 from . import special as special  # torch.special's engine (a submodule, not in the Array API namespace)
@@ -26,6 +27,7 @@ from ._autograd import (
 from ._bytes import frombuffer, fromreader
 from ._dtypes import (
     DType,
+    bfloat16,
     bool,
     can_cast,
     complex64,
@@ -133,7 +135,7 @@ __all__ = [
     "DeviceLike", "DTypeLike",
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
     "result_type", "can_cast", "isdtype", "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
     "Generator", "set_printoptions",
     "gradcheck", "gradgradcheck", "GradcheckError",

@@ -21,8 +21,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._grad_mode import _mode, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from ._tensor import Tensor, _init_slots, _new_tensor
+from ._tensor import Tensor, _fw_levels, _init_slots, _new_tensor
 from .backend import Device
+
+#: ``Function.saves_inputs`` of a binary op whose gradient for each input reads only the other input
+CROSSWISE = "crosswise"
 
 
 class Function:
@@ -58,7 +61,9 @@ class Function:
     #: whether ``backward`` reads its tensor inputs' values (built-in ops only; a custom Function
     #: declares what it needs with ``save_for_backward``). False for ops whose gradient depends on
     #: shapes alone (add, reshape, indexing): an in-place write to their inputs is then harmless.
-    saves_inputs: bool = True
+    #: ``CROSSWISE`` for a binary op whose gradient for each input reads only the other input (multiply,
+    #: matmul): a write to an input whose partner needs no gradient is then harmless, as in PyTorch.
+    saves_inputs: bool | str = True
     #: versions of outputs that are not fresh (an in-place op's output is the written tensor)
     _out_versions: dict[int, int] | None = None
     #: a built-in op's first-order gradient on native arrays, ``backward_raw(ctx, *gys) -> grads``: the same
@@ -66,6 +71,11 @@ class Function:
     #: gradient op. Backward uses it when no graph of the gradient is wanted (``create_graph=False``); it may
     #: return ``NotImplemented`` (complex gradients, rare shapes) to hand the node to ``backward``.
     backward_raw: Any = None
+    #: forward mode: ``jvp(ctx, *tangents) -> tangent(s) of the outputs`` (one tangent or None per argument,
+    #: written in Lucid ops); None with ``linear = False`` means the op has no rule (a tangent reaching it raises)
+    jvp: Any = None
+    #: a linear op's rule is the op itself applied to the tangents, its other arguments kept (_forward_ad)
+    linear: bool = False
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
@@ -127,6 +137,10 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the op on ``args`` (Tensors and constants) and record it for backward."""
+        if _vmap_dispatch is not None:  # inside vmap: an op with a batched argument runs by its batching rule
+            res = _vmap_dispatch(cls, args, kwargs)
+            if res is not None:
+                return _batched_result(cls, args, kwargs, res)
         # the hot path of every op: one pass over the arguments, no helper calls
         device = None
         requires = False
@@ -166,7 +180,10 @@ class Function:
         device = ctx.device  # an op may place its result elsewhere (to_device)
         requires = requires and _mode.enabled and cls.differentiable
         if type(out) is tuple:
-            return _wrap_outputs(ctx, args, out, device, requires, gen, boxed)
+            outs = _wrap_outputs(ctx, args, out, device, requires, gen, boxed)
+            if _fw_levels:
+                _push_tangents(cls, ctx, args, kwargs, outs)
+            return outs
         if type(out) is not device.array_type:
             out = device.backend.canonical(out)
         t = _new_tensor(out, device)
@@ -178,17 +195,74 @@ class Function:
             t._node = ctx
             t._requires_grad = True
             ctx.outputs = (weakref.ref(t),)
+        if _fw_levels:
+            _push_tangents(cls, ctx, args, kwargs, (t,))
         return t
 
 
 _new = object.__new__
+
+#: forward mode's tangent step, ``lucid_core._forward_ad.push_tangents`` (set when that module loads; called only
+#: while a dual level is open, ``_fw_levels`` non-empty: the one check every op pays)
+_push_tangents: Any = None
+
+#: ``lucid_core.func._vmap.dispatch`` while a vmap is active (None otherwise: the one check each op pays)
+_vmap_dispatch: Any = None
+#: the module ``lucid_core.func._vmap``, set when it loads (it sits above this module)
+_vmap: Any = None
+
+
+def _batched_result(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any], res: tuple[Any, bool]) -> Any:
+    """Finish an op that vmap's batching rule computed: record its node on the wrappers ``apply`` received and
+    returns (unless the rule composed it of other ops, whose nodes are the graph), then the forward-mode step.
+
+    The node's backward runs on wrappers (Lucid ops, dispatched by the rules again), never ``backward_raw``,
+    which reads native arrays."""
+    out, composed = res
+    if composed:
+        return out
+    outs = out if type(out) is tuple else (out,)
+    device = None
+    requires = False
+    boxed = False
+    gen = 0
+    for a in args:
+        if isinstance(a, Tensor):
+            if device is None:
+                device = a._device
+            if a._box is not None:
+                boxed = True
+            if a._requires_grad:
+                requires = True
+                n = a._node
+                if n is not None and n.generation >= gen:
+                    gen = n.generation + 1
+    ctx = _new(cls)
+    ctx.device = outs[0]._device if device is None else device
+    ctx.xp = ctx.device.xp
+    if requires and _mode.enabled and cls.differentiable:
+        ctx.backward_raw = None
+        ctx.inputs = args
+        ctx.generation = gen
+        ctx._retain = False
+        ctx._versions = _versions(args) if boxed else None
+        refs = []
+        for i, t in enumerate(outs):
+            t._node = ctx
+            t._out_idx = i
+            t._requires_grad = True
+            refs.append(weakref.ref(t))
+        ctx.outputs = tuple(refs)
+    if _fw_levels:
+        _push_tangents(cls, ctx, args, kwargs, outs)
+    return out
 
 
 def apply_unary(cls: type[Function], x: Tensor) -> Tensor:
     """``cls.apply(x)`` for a built-in (native) op of one Tensor: the same node and result, without packing
     ``*args`` or looping over them (the hot path of unary ops; tests compare it with ``apply``)."""
     device = x._device
-    if device.context is not None:
+    if device.context is not None or _vmap_dispatch is not None:
         return cls.apply(x)
     ctx = _new(cls)
     ctx.device = device
@@ -207,6 +281,8 @@ def apply_unary(cls: type[Function], x: Tensor) -> Tensor:
         t._node = ctx
         t._requires_grad = True
         ctx.outputs = (weakref.ref(t),)
+    if _fw_levels:
+        _push_tangents(cls, ctx, (x,), {}, (t,))
     return t
 
 
@@ -215,8 +291,8 @@ def apply_binary(cls: type[Function], a: Tensor, b: Any) -> Tensor:
     :func:`apply_unary` (the hot path of arithmetic operators)."""
     device = a._device
     tb = isinstance(b, Tensor)
-    if device.context is not None or (tb and b._device is not device):
-        return cls.apply(a, b)  # apply reports mixed devices
+    if device.context is not None or (tb and b._device is not device) or _vmap_dispatch is not None:
+        return cls.apply(a, b)  # apply reports mixed devices (and dispatches batched arguments under vmap)
     ctx = _new(cls)
     ctx.device = device
     ctx.xp = device.xp
@@ -239,6 +315,8 @@ def apply_binary(cls: type[Function], a: Tensor, b: Any) -> Tensor:
         t._node = ctx
         t._requires_grad = True
         ctx.outputs = (weakref.ref(t),)
+    if _fw_levels:
+        _push_tangents(cls, ctx, (a, b), {}, (t,))
     return t
 
 
@@ -271,8 +349,14 @@ def _check_version(node: Function, x: Tensor, i: int) -> None:
 
 
 def _check_saved_inputs(node: Function) -> None:
-    for i, x in enumerate(node.inputs):
+    ins = node.inputs
+    crosswise = node.saves_inputs == CROSSWISE
+    for i, x in enumerate(ins):
         if isinstance(x, Tensor) and x._box is not None:
+            if crosswise:  # input i is read only for the other input's gradient
+                other = ins[1 - i]
+                if not (isinstance(other, Tensor) and other._requires_grad):
+                    continue
             _check_version(node, x, i)
 
 
@@ -348,6 +432,8 @@ def _seed_grad(t: Tensor, g: Any) -> Tensor:
                 f"backward: grad can be implicitly created only for a scalar output, but the output has shape "
                 f"{t.shape}; pass gradient= (a tensor of that shape)"
             )
+        if type(t) is not Tensor and hasattr(t, "_phys"):  # a vmap wrapper: ones per example
+            return _vmap.ones_like_batched(t)
         return _new_tensor(t._device.xp.ones_like(t._data), t._device)
     if not isinstance(g, Tensor):
         g = Tensor(g, dtype=t.dtype, device=t._device)
@@ -383,6 +469,8 @@ def run_backward(
     heappush = heapq.heappush
     heappop = heapq.heappop
     raw = not create_graph and _raw_enabled[0]  # gradients travel as native arrays (no Tensor, no node)
+    if _vmap_dispatch is not None:  # per-example gradients travel as vmap wrappers: never as native arrays
+        raw = raw and not _vmap.batched_backward(outputs, grad_outputs, capture)
 
     hooked_leaves: dict[int, list[Any]] = {}
 

@@ -18,6 +18,7 @@ __all__ = [
     "uint32",
     "uint64",
     "float16",
+    "bfloat16",
     "float32",
     "float64",
     "complex64",
@@ -81,6 +82,8 @@ uint16 = DType("uint16", "u", 16)
 uint32 = DType("uint32", "u", 32)
 uint64 = DType("uint64", "u", 64)
 float16 = DType("float16", "f", 16)
+# bfloat16: float32's 8 exponent bits with 7 mantissa bits (Google Brain's format, PyTorch's torch.bfloat16)
+bfloat16 = DType("bfloat16", "f", 16)
 float32 = DType("float32", "f", 32)
 float64 = DType("float64", "f", 64)
 complex64 = DType("complex64", "c", 64)
@@ -88,11 +91,11 @@ complex128 = DType("complex128", "c", 128)
 
 ALL_DTYPES: tuple[DType, ...] = (
     bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    float16, float32, float64, complex64, complex128,
+    float16, bfloat16, float32, float64, complex64, complex128,
 )  # fmt: skip
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
 # Lucid's dtypes that the Array API standard does not define (not listed by ``__array_namespace_info__``)
-EXTENSION_DTYPES: tuple[DType, ...] = (float16,)
+EXTENSION_DTYPES: tuple[DType, ...] = (float16, bfloat16)
 
 # the defaults are read at call time (``dt.default_float``), so set_default_dtype reaches every factory
 default_float = float32
@@ -101,7 +104,7 @@ default_complex = complex64
 
 _SIGNED = (int8, int16, int32, int64)
 _UNSIGNED = (uint8, uint16, uint32, uint64)
-_FLOATS = (float16, float32, float64)
+_FLOATS = (float16, bfloat16, float32, float64)
 _COMPLEX = (complex64, complex128)
 
 
@@ -129,7 +132,9 @@ def _promote_pair(a: DType, b: DType) -> DType:
     if ka == "c" or kb == "c":
         bits = max(a.bits if ka == "f" else a.bits // 2, b.bits if kb == "f" else b.bits // 2)
         return complex128 if bits == 64 else complex64
-    return a if a.bits >= b.bits else b
+    if a.bits == b.bits:  # float16 with bfloat16: neither holds the other (range vs precision), so float32
+        return float32
+    return a if a.bits > b.bits else b
 
 
 def _dtype_of(x: Any) -> Any:
@@ -184,7 +189,7 @@ def get_default_dtype() -> DType:
 
 
 def set_default_dtype(d: DType) -> None:
-    """Make ``d`` (float16, float32 or float64) the default floating-point dtype, as ``torch.set_default_dtype``.
+    """Make ``d`` (a real floating dtype) the default floating-point dtype, as ``torch.set_default_dtype``.
 
     Factories without a dtype (``zeros``, ``rand``, ``arange`` with float bounds), Python floats
     (``tensor(1.0)``) and int-to-float promotion follow it; Python complex numbers get the complex dtype of
@@ -285,10 +290,12 @@ class iinfo_object:  # noqa: N801
     dtype: DType
 
 
+#: (eps, max, smallest normal) of each real floating dtype
 _FINFO = {
-    16: (2.0**-10, 65504.0, 2.0**-14),
-    32: (2.0**-23, (2 - 2.0**-23) * 2.0**127, 2.0**-126),
-    64: (2.0**-52, (2 - 2.0**-52) * 2.0**1023, 2.0**-1022),
+    "float16": (2.0**-10, 65504.0, 2.0**-14),
+    "bfloat16": (2.0**-7, (2 - 2.0**-7) * 2.0**127, 2.0**-126),
+    "float32": (2.0**-23, (2 - 2.0**-23) * 2.0**127, 2.0**-126),
+    "float64": (2.0**-52, (2 - 2.0**-52) * 2.0**1023, 2.0**-1022),
 }
 
 
@@ -301,9 +308,9 @@ def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - the standard's paramete
     dtype = _dtype_of(type)
     if not isinstance(dtype, DType) or dtype.kind not in "fc":
         raise TypeError(f"finfo: expected a floating-point dtype, got {dtype!r}")
-    bits = dtype.bits if dtype.kind == "f" else dtype.bits // 2
-    eps, mx, tiny = _FINFO[bits]
-    return finfo_object(bits, eps, mx, -mx, tiny, {16: float16, 32: float32, 64: float64}[bits])
+    real = dtype if dtype.kind == "f" else {64: float32, 128: float64}[dtype.bits]
+    eps, mx, tiny = _FINFO[real.name]
+    return finfo_object(real.bits, eps, mx, -mx, tiny, real)
 
 
 def iinfo(type: Any, /) -> iinfo_object:  # noqa: A002

@@ -48,8 +48,8 @@ class _Info:
     def dtypes(self, *, device: DeviceLike = None, kind: Any = None) -> dict[str, Any]:
         """The standard's dtypes that ``device`` holds, optionally only those of ``kind``.
 
-        float16 is a Lucid extension (for mixed precision, as in PyTorch), not a dtype of the
-        standard, so it is not listed here; ``lucid_core.float16`` still works where the backend has it.
+        float16 and bfloat16 are Lucid extensions (for mixed precision, as in PyTorch), not dtypes of the
+        standard, so they are not listed here; ``lucid_core.float16`` still works where the backend has it.
         """
 
         dev = resolve_device(device)

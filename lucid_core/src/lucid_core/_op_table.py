@@ -17,7 +17,7 @@ checks its first argument and, given ``out=``, writes the result into ``out`` (:
 # ruff: noqa: A002 - PyTorch names the first argument ``input``
 from __future__ import annotations
 
-__all__ = ["OPS", "OpEntry", "face_functions", "install", "write_out"]
+__all__ = ["OPS", "TORCH_FREE_INPLACE", "OpEntry", "face_functions", "install", "write_out"]
 
 import warnings
 from collections.abc import Callable
@@ -341,6 +341,7 @@ OPS: tuple[OpEntry, ...] = (
     # -- dtypes, devices, activations ---------------------------------------------------------------------------------
     _meth("type_as", _tm.type_as),
     _meth("half", _tm.half),
+    _meth("bfloat16", _tm.bfloat16),
     _op("is_floating_point", _tm.is_floating_point, out=False),
     _op("is_complex", _tm.is_complex, out=False),
     _op("softmax", _tm.softmax, out=False),
@@ -510,6 +511,43 @@ def install() -> None:
                 setattr(Tensor, name + "_", getattr(Tensor, entry.name + "_"))
 
 
+#: PyTorch 2.13's free in-place functions (``torch.abs_(x)``, ``torch.sigmoid_(x)``...), from
+#: ``[n for n in dir(torch) if n.endswith("_") and not n.startswith("_")]``. :func:`face_functions` makes each
+#: one whose ``Tensor`` method ``name_`` is declared in a table (this one, or ``lucid_core.special``'s).
+TORCH_FREE_INPLACE = frozenset({
+    "abs_", "acos_", "acosh_", "addmv_", "alpha_dropout_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+    "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "celu_", "clamp_", "clamp_max_",
+    "clamp_min_", "clip_", "conj_physical_", "cos_", "cosh_", "deg2rad_", "detach_", "dropout_", "embedding_renorm_",
+    "erf_", "erfc_", "exp2_", "exp_", "expm1_", "feature_alpha_dropout_", "feature_dropout_", "fill_", "fix_",
+    "floor_", "frac_", "gcd_", "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
+    "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "resize_as_", "resize_as_sparse_",
+    "round_", "rrelu_", "rsqrt_", "selu_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
+    "threshold_", "trunc_", "xlogy_", "zero_",
+})  # fmt: skip
+
+
+def _free_inplace(name: str) -> Callable[..., Tensor]:
+    """``lucid.name_(input, ...)``: the in-place method ``input.name_(...)`` as a free function (PyTorch's)."""
+    method = getattr(Tensor, name)
+
+    def function(input: Any, *args: Any, **kwargs: Any) -> Tensor:
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        return method(input, *args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__module__ = "lucid"
+    function.__doc__ = f"In-place ``{name[:-1]}`` of ``input`` (``input.{name}(...)``); returns ``input``."
+    return function
+
+
 def face_functions() -> dict[str, Callable[..., Any]]:
-    """The ``lucid`` face's free functions, by name (``out=`` where the entry says so)."""
-    return {name: _function(entry, name) for entry in OPS if entry.function for name in entry.names}
+    """The ``lucid`` face's free functions, by name (``out=`` where the entry says so; ``name_`` as PyTorch has)."""
+    from . import special
+
+    out = {name: _function(entry, name) for entry in OPS if entry.function for name in entry.names}
+    declared = {name for entry in OPS if entry.inplace for name in entry.names} | set(special.TORCH_FUNCTIONS)
+    for name in sorted(declared):
+        if name + "_" in TORCH_FREE_INPLACE and hasattr(Tensor, name + "_"):
+            out[name + "_"] = _free_inplace(name + "_")
+    return out

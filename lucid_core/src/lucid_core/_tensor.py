@@ -38,7 +38,7 @@ class _Storage:
     requires_grad)``), so the graph edges made before the write keep pointing at the old history.
     """
 
-    __slots__ = ("address", "data", "ghosts", "version", "views")
+    __slots__ = ("address", "data", "ghosts", "pinned", "version", "views")
 
     def __init__(self, data: Any, version: int = 0) -> None:
         self.data = data
@@ -46,6 +46,9 @@ class _Storage:
         self.views: list[Any] = []
         self.ghosts: dict[int, list[tuple[int, Any, bool]]] | None = None
         self.address: int | None = None
+        # shared memory (``share_memory_``): the backend's ``inplace``, through which every new array is
+        # copied into the storage's memory instead of replacing it, so other processes keep seeing it
+        self.pinned: Callable[..., bool] | None = None
 
     def add_view(self, t: Tensor) -> None:
         views = self.views
@@ -62,6 +65,11 @@ class _Storage:
         ``data`` may be the current array, written in place: then only views that are not memory views of
         it (copies: gathers, reshapes NumPy had to copy; every view on an immutable library) recompute.
         """
+        if self.pinned is not None and data is not self.data:
+            if tuple(data.shape) == tuple(self.data.shape) and self.pinned("copy", self.data, data, 1, into_view=True):
+                data = self.data
+            else:  # a new shape (``set_``, ``resize_``): the memory cannot hold it, so the storage stops being shared
+                self.pinned = None
         same = data is self.data
         self.data = data
         for r in self.views:
@@ -136,8 +144,8 @@ class Tensor:
 
     __slots__ = (
         "__weakref__", "_box", "_data", "_device", "_ghosts", "_grad", "_node", "_out_idx", "_requires_grad",
-        "_retains_grad", "_view",
-    )  # fmt: skip
+        "_retains_grad", "_tangents", "_view",
+    )  # fmt: skip  # _tangents (forward mode, {level: tangent}) is set only on dual tensors
     __array_priority__ = 1000  # NumPy defers `ndarray <op> Tensor` to us
 
     # -- basic properties ----------------------------------------------------------------------
@@ -453,6 +461,30 @@ class Tensor:
             b.views.append(weakref.ref(self))
         return b
 
+    def share_memory_(self) -> Tensor:
+        """Move this tensor's storage into shared memory (PyTorch's ``share_memory_``); a no-op if it is there.
+
+        The whole storage moves, so its base, aliases and views stay one storage; later writes land in the
+        shared memory, which processes forked afterwards (or given the tensor through
+        ``lucid.multiprocessing``) see. Backends whose arrays cannot live there (MLX) raise.
+        """
+        b = self._storage()
+        if b.pinned is not None:
+            return self
+        backend = self._device.backend
+        if backend.share_memory is None or backend.inplace is None:
+            raise RuntimeError(
+                f"share_memory_: the {backend.name} backend's arrays cannot be placed in shared memory (its library "
+                "manages its own buffers); move the tensor to the CPU first: t.to('cpu').share_memory_()"
+            )
+        b.rebind(backend.share_memory(b.data))
+        b.pinned = backend.inplace
+        return self
+
+    def is_shared(self) -> bool:
+        """Whether this tensor's storage is in shared memory (after ``share_memory_``)."""
+        return self._box is not None and self._box.pinned is not None
+
     def _put(self, data: Any) -> None:
         """Store ``data`` as this tensor's new values (into its storage: base, aliases, views), uncounted."""
         b = self._storage()
@@ -488,10 +520,14 @@ class Tensor:
                     "(wrap the update in `with lucid_core.no_grad():`)"
                 )
             ghost = self._ghost()
+            if _fw_levels and getattr(self, "_tangents", None):
+                ghost._tangents = self._tangents
             result = fn(ghost)
             self._check_fits(result, opname)
             if result._requires_grad:
                 self._become(ghost, result)
+                if _fw_levels:
+                    _FWD.after_inplace(self, result, opname)
                 return self
             if self._requires_grad:
                 raise RuntimeError(
@@ -502,9 +538,13 @@ class Tensor:
             result = fn(self)
             self._check_fits(result, opname)
         self._set_data(result._data)
+        if _fw_levels:
+            _FWD.after_inplace(self, result, opname)
         return self
 
     def _check_fits(self, result: Tensor, opname: str) -> None:
+        if result._data.__class__ is not self._data.__class__ and hasattr(result, "_phys"):
+            _VMAP.check_inplace(self, result, opname)  # a vmap wrapper's values cannot land in an unbatched tensor
         if result._data.dtype != self._data.dtype:
             raise TypeError(
                 f"{opname}: the result dtype {result.dtype.name} cannot be stored in place into a "
@@ -583,8 +623,8 @@ class Tensor:
         array is a memory view of its storage's; otherwise the caller takes :meth:`_apply_inplace`.
         """
         write = self._device.backend.inplace
-        if write is None:
-            return False
+        if write is None or (_fw_levels and _FWD.involved(self, other)):
+            return False  # (a tangent must follow the write: the op path computes it)
         if op == "divide" and self._data.dtype not in self._device.float_natives:
             return False  # true division of an integer tensor makes floats: not a write into its memory
         if _mode.enabled and self._requires_grad:
@@ -592,6 +632,8 @@ class Tensor:
         if isinstance(other, Tensor):
             if other._device is not self._device or other._data.dtype != self._data.dtype:
                 return False
+            if other._data.__class__ is not self._data.__class__:
+                return False  # a vmap wrapper: the write goes through _apply_inplace, which checks it
             if _mode.enabled and other._requires_grad:
                 return False
             other = other._data
@@ -619,6 +661,13 @@ class Tensor:
 
 #: lucid_core._views, set when it loads (it sits above this module: it needs the autograd engine)
 _VIEWS: Any = None
+#: lucid_core.func._vmap, set when it loads (only its wrappers reach the code that uses it)
+_VMAP: Any = None
+
+#: the open forward-mode dual levels, innermost last (lucid_core._forward_ad owns them; empty: forward mode is off)
+_fw_levels: list[int] = []
+#: lucid_core._forward_ad, set when it loads (it sits above this module: its rules are ops)
+_FWD: Any = None
 
 
 def _init_slots(t: Tensor, data: Any, device: Device) -> None:
@@ -638,6 +687,18 @@ def _new_tensor(data: Any, device: Device) -> Tensor:
     """Wrap a native array without any checks (the fast path every op takes)."""
     t = object.__new__(Tensor)
     _init_slots(t, data, device)
+    return t
+
+
+def shared_tensor(data: Any, device: Device, cls: type[Tensor] = Tensor, requires_grad: bool = False) -> Tensor:
+    """A leaf tensor of type ``cls`` over ``data``, an array in shared memory that another process made.
+
+    Its storage is marked shared (``is_shared()``), so its writes stay in that memory.
+    """
+    t = object.__new__(cls)
+    _init_slots(t, data, device)
+    t._requires_grad = bool(requires_grad)
+    t._storage().pinned = device.backend.inplace
     return t
 
 

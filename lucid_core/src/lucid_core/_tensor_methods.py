@@ -692,6 +692,11 @@ def half(self: Tensor) -> Tensor:
     return _m.astype(self, dt.float16)
 
 
+def bfloat16(self: Tensor) -> Tensor:
+    """Cast to bfloat16 (rounding to nearest even)."""
+    return _m.astype(self, dt.bfloat16)
+
+
 def byte(self: Tensor) -> Tensor:
     """Cast to uint8."""
     return _m.astype(self, dt.uint8)
@@ -918,6 +923,7 @@ class _Scatter(Function):
     """A copy of ``x`` with ``values`` written at ``key``; the gradient of overwritten positions is 0."""
 
     native = True
+    linear = True  # forward mode: the op itself on the tangents
 
     @staticmethod
     def forward(ctx, x, values, key):
@@ -1264,7 +1270,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0) -> Tensor:
     return self.copy_(median + sigma * _e.tan(math.pi * (_uniform_like(self, "cauchy_") - 0.5)))
 
 
-_MANTISSA = {"float16": 11, "float32": 24, "float64": 53}
+_MANTISSA = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 
 
 def random_(self: Tensor, from_: int | None = None, to: int | None = None, **kwargs: Any) -> Tensor:

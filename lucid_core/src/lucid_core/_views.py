@@ -526,6 +526,7 @@ class WriteView(Function):
     elements, to ``values`` the view of the gradient."""
 
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # shapes and the recipe only
 
     @staticmethod

@@ -45,6 +45,11 @@ def _no_registry(name: str) -> Device:
 _resolve_device: Callable[[str], Device] = _no_registry
 
 
+def _device_named(name: str) -> Device:
+    """The device called ``name`` in this process (how a pickled :class:`Device` comes back)."""
+    return importlib.import_module("lucid_core").resolve_device(name)  # the registry sits above this module
+
+
 class Device:
     """One device of one backend, e.g. ``numpy:cpu`` or ``mlx:gpu``.
 
@@ -75,6 +80,10 @@ class Device:
 
     def __str__(self) -> str:
         return self._str
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # pickled by name (a Process's arguments, a Queue): the receiving process resolves its own device
+        return _device_named, (self._str,)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Device):
@@ -260,8 +269,9 @@ class Backend:
     def from_bytes(self, data: bytes | memoryview, dtype: DType, shape: tuple[int, ...], device: Device) -> Any:
         """An array of ``dtype`` and ``shape`` read from raw little-endian bytes (copied)."""
         numpy = importlib.import_module("numpy")
-        host = numpy.frombuffer(data, dtype=numpy.dtype(dtype.name).newbyteorder("<")).reshape(shape)
-        return self.asarray(host.astype(dtype.name), dtype, device, copy=True)
+        native = _host_dtype(numpy, dtype)
+        host = numpy.frombuffer(data, dtype=native.newbyteorder("<")).reshape(shape)
+        return self.asarray(host.astype(native), dtype, device, copy=True)
 
     def from_reader(
         self, read_into: Callable[[memoryview], None], dtype: DType, shape: tuple[int, ...], device: Device
@@ -273,11 +283,13 @@ class Backend:
         so a checkpoint loads with no second copy of its tensors; backends may override it.
         """
         numpy = importlib.import_module("numpy")
-        host = numpy.empty(shape, dtype=numpy.dtype(dtype.name).newbyteorder("<"))
+        native = _host_dtype(numpy, dtype)
+        host = numpy.empty(shape, dtype=native.newbyteorder("<"))
         if host.nbytes:
-            read_into(memoryview(host.reshape(-1)).cast("B"))
+            # through a uint8 view: the buffer protocol has no format for bfloat16
+            read_into(memoryview(host.reshape(-1).view(numpy.uint8)))
         if host.dtype.byteorder == ">" or not host.dtype.isnative:
-            host = host.astype(dtype.name)
+            host = host.astype(native)
         return self.asarray(host, dtype, device)
 
     def from_foreign(self, array: Any, source: Backend, device: Device) -> Any:
@@ -291,6 +303,18 @@ class Backend:
     #: ``target``'s own memory (``op``: add, subtract, multiply, divide, copy) and says whether it
     #: did; None for libraries with immutable arrays, whose tensors rebind to a new array instead.
     inplace: Callable[..., bool] | None = None
+
+    #: ``share_memory(array) -> array``: a copy of ``array`` in memory that processes share (forked ones, and
+    #: others given :meth:`shared_handle`); None where the library's arrays cannot live there (MLX).
+    share_memory: Callable[[Any], Any] | None = None
+
+    def shared_handle(self, array: Any) -> Any:
+        """A picklable handle on shared ``array`` that :meth:`from_shared_handle` opens in another process."""
+        raise RuntimeError(f"the {self.name} backend cannot hand its shared memory to another process")
+
+    def from_shared_handle(self, handle: Any) -> Any:
+        """The array that :meth:`shared_handle` described, in this process (the same memory)."""
+        raise RuntimeError(f"the {self.name} backend cannot open shared memory from another process")
 
     #: whether :meth:`view_of` can ever say True (mutable arrays with memory views, as NumPy's). Then
     #: ``inplace`` must also take ``into_view=True``: write into a memory view of another array.
@@ -389,6 +413,11 @@ class Backend:
         """A random permutation of ``range(n)`` as ``dtype``, or None to let the core sort uniforms."""
         return None
 
+    def random_multinomial(self, probs: Any, num_samples: int, replacement: bool, device: Device) -> Any | None:
+        """``num_samples`` category indices (int64) per row of the 2-D weights ``probs``, already checked
+        (non-negative, finite, every row's sum > 0), or None to let the core compose them from uniforms."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 
@@ -475,6 +504,13 @@ class ArrayAPIBackend(Backend):
 
 #: The dtypes the core itself creates (default float, indices and ``arange``, comparisons).
 _REQUIRED = (dt.float32, dt.int64, dt.bool)
+
+
+def _host_dtype(numpy: Any, dtype: DType) -> Any:
+    """NumPy's dtype for ``dtype`` on the host; bfloat16 is ``ml_dtypes``' (NumPy has none of its own)."""
+    if dtype is dt.bfloat16:
+        return numpy.dtype(importlib.import_module("ml_dtypes").bfloat16)
+    return numpy.dtype(dtype.name)
 
 
 def probe_dtypes(xp: Any, name: str) -> dict[DType, Any]:

@@ -17,6 +17,7 @@ from . import _dtypes as dt
 from ._autograd import Function
 from ._tensor import Tensor, check_tensor
 from ._typing import DeviceLike, DTypeLike
+from .amp import autocast_op
 from .ops.complex import imag as imag_
 from .ops.complex import real
 from .ops.creation import asarray, zeros
@@ -88,6 +89,7 @@ class _C2C(Function):
     """fft/ifft/fftn/ifftn: complex-to-complex transforms."""
 
     native = True
+    linear = True  # forward mode: the op itself on the tangents
 
     @staticmethod
     def forward(ctx, x, inverse, s, axes, norm):
@@ -105,6 +107,7 @@ class _R2C(Function):
     """rfft/rfftn: real input, one-sided complex output along the last transformed axis."""
 
     native = True
+    linear = True  # forward mode: the op itself on the tangents
 
     @staticmethod
     def forward(ctx, x, s, axes, norm):
@@ -122,6 +125,7 @@ class _C2R(Function):
     """irfft/irfftn: one-sided complex input, real output of lengths ``s``."""
 
     native = True
+    linear = True  # forward mode: the op itself on the tangents
 
     @staticmethod
     def forward(ctx, x, s, axes, norm):
@@ -143,18 +147,21 @@ class _C2R(Function):
         return _fit_all(g, axes, x.shape), None, None, None
 
 
+@autocast_op("fft_fft")
 def fft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The one-dimensional discrete Fourier transform along ``axis`` (cut or zero-padded to ``n``)."""
     x = _check(x, "fft", norm)
     return fftn(x, s=None if n is None else (n,), axes=(axis,), norm=norm)
 
 
+@autocast_op("fft_ifft")
 def ifft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The one-dimensional inverse discrete Fourier transform."""
     x = _check(x, "ifft", norm)
     return ifftn(x, s=None if n is None else (n,), axes=(axis,), norm=norm)
 
 
+@autocast_op("fft_fftn")
 def fftn(
     x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
 ) -> Tensor:
@@ -164,6 +171,7 @@ def fftn(
     return _C2C.apply(x, False, sz, ax, norm)
 
 
+@autocast_op("fft_ifftn")
 def ifftn(
     x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
 ) -> Tensor:
@@ -178,12 +186,14 @@ def _real_input(x: Tensor, name: str) -> None:
         raise TypeError(f"fft.{name}: expected a real floating-point tensor, got {x.dtype.name}")
 
 
+@autocast_op("fft_rfft")
 def rfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The one-dimensional transform of a real signal: the ``n // 2 + 1`` non-negative frequencies."""
     x = _check(x, "rfft", norm)
     return rfftn(x, s=None if n is None else (n,), axes=(axis,), norm=norm)
 
 
+@autocast_op("fft_rfftn")
 def rfftn(
     x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
 ) -> Tensor:
@@ -194,12 +204,14 @@ def rfftn(
     return _R2C.apply(x, sz, ax, norm)
 
 
+@autocast_op("fft_irfft")
 def irfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The inverse of :func:`rfft`: a real signal of length ``n`` (default ``2 * (m - 1)``)."""
     x = _check(x, "irfft", norm)
     return irfftn(x, s=None if n is None else (n,), axes=(axis,), norm=norm)
 
 
+@autocast_op("fft_irfftn")
 def irfftn(
     x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: Norm = "backward"
 ) -> Tensor:
@@ -213,6 +225,7 @@ def irfftn(
     return _C2R.apply(x, sz, ax, norm)
 
 
+@autocast_op("fft_hfft")
 def hfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The transform of a Hermitian-symmetric signal given by its first half: a real spectrum."""
     x = _check(x, "hfft", norm)
@@ -221,6 +234,7 @@ def hfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "ba
     return irfft(conj(x), n=n, axis=axis, norm=_DUAL[norm])  # type: ignore[arg-type]
 
 
+@autocast_op("fft_ihfft")
 def ihfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The inverse of :func:`hfft`: the first half of a Hermitian-symmetric spectrum of a real signal."""
     x = _check(x, "ihfft", norm)
@@ -286,6 +300,7 @@ class _OverlapAdd(Function):
     """(B, frames, n_fft) -> (B, length): each frame added in at its positions (the adjoint of framing)."""
 
     native = True
+    linear = True  # forward mode: the op itself on the tangents
 
     @staticmethod
     def forward(ctx, frames, index, length):

@@ -14,8 +14,10 @@ from typing import Any, Literal, NamedTuple
 
 from . import _dtypes as dt
 from ._autograd import Function
+from ._forward_ad import jvp_from_vjp
 from ._tensor import Tensor, _new_tensor, check_tensor
 from ._typing import DTypeLike
+from .amp import autocast_op
 from .ops._helpers import binary_operands, expand_reduced, normalize_axes, sum_to
 from .ops.complex import imag, real
 from .ops.creation import eye, tril, triu, zeros_like
@@ -193,6 +195,7 @@ def _diag_embed(v: Tensor) -> Tensor:
 
 class Inv(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x):
@@ -205,6 +208,7 @@ class Inv(Function):
         return -matmul(matmul(yh, gy), yh)
 
 
+@autocast_op("linalg_inv")
 def inv(x: Tensor, /) -> Tensor:
     """The inverse of each square matrix."""
     return Inv.apply(_matrix(x, "inv", square=True))
@@ -212,6 +216,7 @@ def inv(x: Tensor, /) -> Tensor:
 
 class Det(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x):
@@ -235,6 +240,7 @@ def det(x: Tensor, /) -> Tensor:
 
 class Slogdet(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x):
@@ -257,6 +263,7 @@ def slogdet(x: Tensor, /) -> SlogdetResult:
 
 class Solve(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -280,6 +287,7 @@ class Solve(Function):
         return ga, (sum_to(gb, b.shape) if need_b else None)
 
 
+@autocast_op("linalg_solve")
 def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
     """Solve ``x1 @ out = x2`` for square ``x1``; a 1-D ``x2`` is one right-hand-side vector."""
     a = _matrix(x1, "solve", square=True)
@@ -301,6 +309,7 @@ def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
 
 class Cholesky(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, upper):
@@ -323,6 +332,7 @@ class Cholesky(Function):
         return 0.5 * (g + _mH(g)), None
 
 
+@autocast_op("linalg_cholesky")
 def cholesky(x: Tensor, /, *, upper: builtins.bool = False) -> Tensor:
     """The Cholesky factor of each symmetric (Hermitian) positive-definite matrix (lower unless ``upper``)."""
     return Cholesky.apply(_matrix(x, "cholesky", square=True), builtins.bool(upper))
@@ -330,6 +340,7 @@ def cholesky(x: Tensor, /, *, upper: builtins.bool = False) -> Tensor:
 
 class QR(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, mode):
@@ -356,6 +367,7 @@ class QR(Function):
         return _mH(solve(r, _mH(b))), None
 
 
+@autocast_op("linalg_qr", "qr")
 def qr(x: Tensor, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult:
     """The QR decomposition ``x = Q @ R`` (``mode="reduced"`` or ``"complete"``)."""
     if mode not in ("reduced", "complete"):
@@ -366,6 +378,7 @@ def qr(x: Tensor, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRR
 
 class Eigh(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x):
@@ -381,12 +394,14 @@ class Eigh(Function):
         return matmul(matmul(v, inner), _mH(v))
 
 
+@autocast_op("linalg_eigh")
 def eigh(x: Tensor, /) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of each symmetric (Hermitian) matrix."""
     lam, v = Eigh.apply(_matrix(x, "eigh", square=True))
     return EighResult(lam, v)
 
 
+@autocast_op("linalg_eigvalsh")
 def eigvalsh(x: Tensor, /) -> Tensor:
     """Eigenvalues (ascending) of each symmetric (Hermitian) matrix."""
     return eigh(x).eigenvalues
@@ -441,6 +456,7 @@ def _eig_backward(x: Tensor, lam: Tensor, v: Tensor, gl: Any, gv: Any) -> Tensor
 
 class Eig(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x):
@@ -455,6 +471,7 @@ class Eig(Function):
 
 class Eigvals(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x):
@@ -468,6 +485,7 @@ class Eigvals(Function):
         return _eig_backward(x, lam, v, gl, None)
 
 
+@autocast_op("linalg_eig")
 def eig(x: Tensor, /) -> EigResult:
     """Eigenvalues and eigenvectors (unit-norm columns) of each square matrix, complex even for real input
     (the standard's ``linalg.eig``); differentiable as in PyTorch, for distinct eigenvalues."""
@@ -475,6 +493,7 @@ def eig(x: Tensor, /) -> EigResult:
     return EigResult(w, v)
 
 
+@autocast_op("linalg_eigvals")
 def eigvals(x: Tensor, /) -> Tensor:
     """Eigenvalues of each square matrix, complex; differentiable (distinct eigenvalues)."""
     return Eigvals.apply(_matrix(x, "eigvals", square=True))
@@ -482,6 +501,7 @@ def eigvals(x: Tensor, /) -> Tensor:
 
 class SVD(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, full_matrices):
@@ -528,12 +548,14 @@ class SVD(Function):
         return (g if extra is None else g + extra), None
 
 
+@autocast_op("linalg_svd", "svd")
 def svd(x: Tensor, /, *, full_matrices: builtins.bool = True) -> SVDResult:
     """The singular value decomposition ``x = U @ diag(S) @ Vh`` (S descending)."""
     u, s, vh = SVD.apply(_matrix(x, "svd"), builtins.bool(full_matrices))
     return SVDResult(u, s, vh)
 
 
+@autocast_op("linalg_svdvals")
 def svdvals(x: Tensor, /) -> Tensor:
     """The singular values of each matrix, descending."""
     return svd(x, full_matrices=False).S
@@ -541,6 +563,7 @@ def svdvals(x: Tensor, /) -> Tensor:
 
 class Pinv(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, rtol):
@@ -575,6 +598,7 @@ class MatrixRank(Function):
         return _kernel(ctx, "matrix_rank")(x, rtol=rtol)
 
 
+@autocast_op("linalg_matrix_rank")
 def matrix_rank(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
     """The number of singular values above ``rtol * max(S)`` (default ``max(M, N) * eps``)."""
     if isinstance(rtol, Tensor):
@@ -587,6 +611,7 @@ def matrix_rank(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
 
 class Cross(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, a, b, axis):
@@ -666,6 +691,7 @@ class _Norm2(Function):
     """The Euclidean norm along axes, with gradient 0 (not NaN) at the zero vector, as in PyTorch."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, axes, keepdims):
@@ -693,6 +719,7 @@ class _PNorm(Function):
     """
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, axes, keepdims, p):
@@ -849,6 +876,7 @@ def _lu_native(xp: Any, a: Any) -> tuple[Any, Any, Any, Any]:
 
 class LU(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x):
@@ -951,6 +979,7 @@ def matrix_exp(x: Tensor, /) -> Tensor:
     return e
 
 
+@autocast_op("linalg_householder_product")
 def householder_product(a: Tensor, tau: Tensor, /) -> Tensor:
     """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` the i-th column
     of ``a`` below its diagonal and 1 on it (LAPACK's orgqr); differentiable."""
@@ -1004,6 +1033,7 @@ class LstsqResult(NamedTuple):
     singular_values: Tensor
 
 
+@autocast_op("linalg_lstsq")
 def lstsq(a: Tensor, b: Tensor, /, *, rcond: float | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """The least-squares solution of ``a @ x = b`` (minimum norm), ``a``'s rank and its singular values:
     ``x = pinv(a) @ b``, differentiable where the rank is constant."""
@@ -1026,6 +1056,7 @@ def lstsq(a: Tensor, b: Tensor, /, *, rcond: float | None = None) -> tuple[Tenso
     return (x[..., 0] if vector else x), rank, s
 
 
+@autocast_op("linalg_cond")
 def cond(x: Tensor, /, *, p: float | str | None = None) -> Tensor:
     """The condition number in norm ``p`` (2 by default: the ratio of extreme singular values)."""
     x = _matrix(x, "cond")

@@ -21,6 +21,7 @@ from typing import Any
 
 from . import _dtypes as dt
 from ._autograd import Function
+from ._forward_ad import jvp_from_vjp
 from ._tensor import Tensor, check_tensor
 from .kernels import KERNELS, Kernel, call
 from .ops.creation import asarray
@@ -390,6 +391,11 @@ class _Unary(Function):
     def backward(cls, ctx, gy):
         return cls.grad(ctx.inputs[0], ctx.output(), gy)
 
+    @classmethod
+    def jvp(cls, ctx, tx):
+        # an element-wise slope: the tangent takes gy's place (no rule where the op has no gradient)
+        return None if tx is None else cls.grad(ctx.inputs[0], ctx.output(), tx)
+
     @staticmethod
     def grad(x: Tensor, y: Tensor, gy: Tensor) -> Tensor:
         raise NotImplementedError
@@ -457,6 +463,11 @@ class _Polygamma(Function):
         n, x = ctx.inputs
         return None, gy * polygamma(n + 1, x)
 
+    @staticmethod
+    def jvp(ctx, _, tx):
+        n, x = ctx.inputs
+        return None if tx is None else tx * polygamma(n + 1, x)
+
 
 def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
     """The ``n``-th derivative of ``digamma`` (``n >= 0``)."""
@@ -479,6 +490,7 @@ def multigammaln(input: Tensor, p: int) -> Tensor:  # noqa: A002
 
 class _Zeta(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, q):
@@ -638,6 +650,7 @@ class _Gammainc(Function):
     """The regularized incomplete gamma functions P(a, x) (``upper=False``) and Q(a, x) = 1 - P."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, a, x, upper):

@@ -6,6 +6,7 @@ Shaped like ``torch.nn``: ``import lucid_nn as nn; import lucid_nn.functional as
 from lucid_core import Parameter
 
 from . import functional, init, utils
+from ._functional_call import functional_call, stack_module_state
 from .containers import *  # noqa: F403
 from .containers import __all__ as _containers_all
 from .layers.activation import *  # noqa: F403
@@ -45,7 +46,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Module", "Parameter", "RemovableHandle", "functional", "init", "utils", "save", "load", "load_metadata",
-    "CheckpointError", "UnsafeCheckpointError",
+    "CheckpointError", "UnsafeCheckpointError", "functional_call", "stack_module_state",
     *_containers_all, *_linear_all, *_dropout_all, *_embedding_all, *_normalization_all, *_activation_all,
     *_loss_all, *_conv_all, *_pooling_all, *_upsampling_all, *_recurrent_all, *_transformer_all,
     *_adaptive_all, *_lazy_all, *_padding_all, *_shuffle_all,

@@ -19,6 +19,8 @@ from lucid_core import Function, Tensor
 class _BackwardHookIdentity(Function):
     """Identity on tensors whose backward calls ``ctx.on_grads(grads)``, which may replace the gradients."""
 
+    jvp = staticmethod(lambda ctx, *tangents: tangents)  # identity: tangents pass unchanged
+
     @staticmethod
     def forward(ctx: Any, *tensors: Tensor) -> tuple[Tensor, ...]:
         return tensors

@@ -525,6 +525,14 @@ class Module:
             else:
                 p.grad = lc.zeros_like(p.grad)
 
+    def share_memory(self) -> Module:
+        """Move every parameter and buffer (and existing gradient) into shared memory, for Hogwild training."""
+        for t in [*self.parameters(), *self.buffers()]:
+            t.share_memory_()
+            if t.grad is not None:
+                t.grad.share_memory_()
+        return self
+
     def _apply_inplace(self, fn: Callable[[Tensor], Tensor]) -> Module:
         """Replace every parameter's and buffer's values (and grads) by ``fn`` of them, keeping the objects."""
         for m in self.modules():

@@ -365,7 +365,13 @@ def _lucid_info(header: Mapping[str, Any], src: _Source, who: str) -> dict[str, 
 
 
 # -- saving -------------------------------------------------------------------------------------------------
-def save(obj: Any, f: str | os.PathLike[str] | BinaryIO, metadata: dict[str, str] | None = None) -> None:
+def save(
+    obj: Any,
+    f: str | os.PathLike[str] | BinaryIO,
+    metadata: dict[str, str] | None = None,
+    *,
+    pickle_objects: bool = False,
+) -> None:
     """Write ``obj`` to ``f`` as safetensors (no pickle), atomically; PyTorch's ``torch.save`` for Lucid.
 
     ``obj`` may be a Module (its ``state_dict()`` is saved), a state dict, or any nesting of dicts, lists
@@ -385,8 +391,12 @@ def save(obj: Any, f: str | os.PathLike[str] | BinaryIO, metadata: dict[str, str
         obj: what to save.
         f: a path, or a binary file object.
         metadata: optional string-to-string annotations stored in the header (see :func:`load_metadata`).
+        pickle_objects: store what the nesting above cannot describe (a Module object itself, an optimizer,
+            a NumPy array, any picklable object) as ``torch.save`` does, by pickling it with its tensors kept
+            out of the pickle as raw bytes in the same file (:mod:`lucid_nn._pickled`; ``lucid.save`` sets it).
+            Loading such a file follows ``torch.load``'s ``weights_only`` rules.
     """
-    if isinstance(obj, Module):
+    if isinstance(obj, Module) and not pickle_objects:
         obj = obj.state_dict()
     if metadata is not None:
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
@@ -398,8 +408,17 @@ def save(obj: Any, f: str | os.PathLike[str] | BinaryIO, metadata: dict[str, str
         tensors = dict(obj)
         info: dict[str, Any] = {}
     else:
-        info = {"tree": enc.encode(obj, [])}
-        tensors = enc.tensors
+        try:
+            info = {"tree": enc.encode(obj, [])}
+            tensors = enc.tensors
+        except TypeError:
+            if not pickle_objects:
+                raise
+            from . import _pickled
+
+            raw, tensors = _pickled.dump(obj)
+            tensors[_pickled.PICKLE_KEY] = lc.frombuffer(raw, dtype=lc.uint8, shape=(len(raw),), device="cpu")
+            info = {"pickle": _pickled.PICKLE_KEY}
     devices: dict[str, list[str]] = {}
     for key, t in tensors.items():
         devices.setdefault(str(t.device), []).append(key)
@@ -640,8 +659,11 @@ def load(
             device or a name (``"cpu"``, ``"mlx"``) puts them all there; a dict maps saved device names
             (``"mlx:gpu"``, ``"cuda:0"``) to targets, others staying where they were; a callable
             ``fn(tensor, saved)`` may return the tensor to use (or None to keep it on its saved device).
-        weights_only: accepted for PyTorch compatibility; loading never runs code from the file, so it
-            is always weights-only.
+        weights_only: for a file holding a pickled object (``lucid.save(model, f)``): True (the default, as in
+            PyTorch 2.13) unpickles only the allow-list (containers, Lucid dtypes and devices, and what
+            ``lucid.serialization.add_safe_globals``/``safe_globals`` added) and refuses any other global
+            with PyTorch's message; False unpickles anything (only for files you trust). State dicts and
+            nested dicts of tensors never hold a pickle; a PyTorch file is always read weights-only.
         device: Lucid's earlier name for a single-device ``map_location``.
     """
     if device is not None:
@@ -656,13 +678,38 @@ def load(
             from . import _torch_pickle
 
             return _torch_pickle.load_torch(src.as_file(), src.name, kind == "torch-zip", map_location)
-        return _load_safetensors(src, map_location)
+        return _load_safetensors(src, map_location, weights_only)
 
 
-def _load_safetensors(src: _Source, map_location: MapLocation) -> Any:
+def _pickle_entry(entries: list[_Entry], info: Mapping[str, Any], src: _Source, data_start: int) -> bytes | None:
+    """The pickle a file of pickled objects holds (None for any other file)."""
+    key = info.get("pickle")
+    if key is None:
+        return None
+    found = [e for e in entries if e.key == key and e.code == "U8"]
+    if not isinstance(key, str) or not found:
+        raise CheckpointError(f"load: {src.name} is damaged: its pickle entry {key!r:.40} is missing")
+    e = found[0]
+    return src.read_at(data_start + e.begin, e.end - e.begin)
+
+
+def read_pickle(f: str | os.PathLike[str] | BinaryIO) -> bytes | None:
+    """The pickle of a checkpoint written with ``pickle_objects`` (None for a file that holds none)."""
+    with _opened(f, "load") as src:
+        if _sniff(src, "load") != "safetensors":
+            return None
+        header, data_start = _read_header(src, "load")
+        entries = _entries(header, src.size - data_start, src, "load")
+        return _pickle_entry(entries, _lucid_info(header, src, "load"), src, data_start)
+
+
+def _load_safetensors(src: _Source, map_location: MapLocation, weights_only: bool = True) -> Any:
     header, data_start = _read_header(src, "load")
     entries = _entries(header, src.size - data_start, src, "load")
     info = _lucid_info(header, src, "load")
+    raw = _pickle_entry(entries, info, src, data_start)
+    if raw is not None:
+        entries = [e for e in entries if e.key != info["pickle"]]
     saved_on = {key: dev for dev, keys in info.get("devices", {}).items() for key in keys}
     tensors: dict[str, Any] = {e.key: None for e in entries}  # the header's order
     for e in sorted(entries, key=lambda e: e.begin):  # the file's order: one forward pass over the data
@@ -674,6 +721,10 @@ def _load_safetensors(src: _Source, map_location: MapLocation) -> Any:
             )
 
         tensors[e.key] = place(map_location, saved_on.get(e.key), build)
+    if raw is not None:
+        from . import _pickled
+
+        return _pickled.load_pickled(raw, tensors, weights_only, src.name)
     if "tree" not in info:
         return tensors
 

@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--init-from", type=Path)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--dropout-off", action="store_true", help="dropout is the identity in this run")
+    parser.add_argument("--default-dtype", help="the framework's default floating dtype in this run (float64)")
     parser.add_argument("entry")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     opts = parser.parse_args(argv)
@@ -143,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     importlib.import_module(f"{opts.framework}.optim")
     # every generator seeded alike in both runs (programs that draw from Python's or NumPy's unseeded)
     fw.manual_seed(0)
+    if opts.default_dtype:
+        fw.set_default_dtype(getattr(fw, opts.default_dtype))
+        os.environ["CORPUS_DTYPE"] = opts.default_dtype  # the image stand-ins follow
     random.seed(0)
     np.random.seed(0)
     init = dict(np.load(opts.init_from)) if opts.init_from else None

@@ -14,6 +14,11 @@ def framework() -> Any:
     return importlib.import_module(os.environ.get("CORPUS_FRAMEWORK", "torch"))
 
 
+def float_type() -> Any:
+    """The NumPy float type of the run's images: float32, or float64 for a program run in float64 (``dtype``)."""
+    return np.float64 if os.environ.get("CORPUS_DTYPE") == "float64" else np.float32
+
+
 def as_tensor(array: np.ndarray) -> Any:
     """``array`` as a tensor of the current framework (NumPy did the arithmetic, so both runs see equal bytes)."""
     return framework().tensor(np.ascontiguousarray(array))

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import lucid_core as lc
 from lucid_core import Tensor
+from lucid_core.ops.random import multinomial
 
 from . import constraints
 from .distribution import Distribution
@@ -86,14 +87,14 @@ class Categorical(Distribution):
         return lc.full(tuple(self._extended_shape()), math.nan, dtype=self.probs.dtype, device=self.probs.device)
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
-        """Indices drawn by inverting the cumulative probabilities with one uniform each."""
+        """Indices drawn as PyTorch draws them: ``multinomial(probs_2d, n, replacement=True).T`` reshaped,
+        so a seeded program samples PyTorch's actions on the numpy backend."""
+        shape = self._extended_shape(sample_shape)
+        n = math.prod(size(sample_shape))
         with lc.no_grad():
-            probs = self.probs
-            cdf = lc.cumulative_sum(probs, axis=-1)
-            shape = (*self._extended_shape(sample_shape), 1)
-            u = lc.rand(*shape, dtype=probs.dtype, device=probs.device) * cdf[..., -1:]
-            index = lc.sum(lc.astype(cdf <= u, lc.int64), axis=-1)
-            return lc.clip(index, 0, self._num_events - 1)
+            probs_2d = lc.reshape(self.probs, (-1, self._num_events))
+            samples_2d = lc.permute_dims(multinomial(probs_2d, n, True), (1, 0))
+            return lc.reshape(samples_2d, tuple(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -20,6 +20,8 @@ class IndexOutOfRangeError(IndexError, RuntimeError):
 def index_bounds(index: Tensor) -> tuple[int, int]:
     """The smallest and largest entries of a non-empty integer ``index``; a lazy backend computes both in one
     evaluation (an eager one reads them back directly: stacking them first costs more than it saves)."""
+    while hasattr(index, "_phys"):  # under vmap: the bounds of every example's index at once
+        index = index._phys
     lo, hi = _r.min(index), _r.max(index)
     if index._device.backend.capabilities.get("lazy", False):
         evaluate((lo, hi))

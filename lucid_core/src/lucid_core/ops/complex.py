@@ -12,6 +12,7 @@ __all__ = ["real", "imag"]
 
 class Real(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
 
     @staticmethod
     def forward(ctx, x):
@@ -25,6 +26,7 @@ class Real(Function):
 
 class Imag(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
 
     @staticmethod
     def forward(ctx, x):

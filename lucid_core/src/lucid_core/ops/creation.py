@@ -309,7 +309,7 @@ _like = check_tensor  # the ``*_like`` functions' input
 def zeros_like(x: Tensor, /, *, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """Zeros with ``x``'s shape, dtype and device."""
     _like(x, "zeros_like")
-    if dtype is None and device is None:
+    if dtype is None and device is None and type(x._data) is x._device.array_type:  # (not a vmap wrapper)
         return _new_tensor(x._device.xp.zeros_like(x._data), x._device)
     return zeros(x.shape, dtype=dtype or x.dtype, device=device or x._device)
 
@@ -317,7 +317,7 @@ def zeros_like(x: Tensor, /, *, dtype: DTypeLike = None, device: DeviceLike = No
 def ones_like(x: Tensor, /, *, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """Ones with ``x``'s shape, dtype and device."""
     _like(x, "ones_like")
-    if dtype is None and device is None:
+    if dtype is None and device is None and type(x._data) is x._device.array_type:  # (not a vmap wrapper)
         return _new_tensor(x._device.xp.ones_like(x._data), x._device)
     return ones(x.shape, dtype=dtype or x.dtype, device=device or x._device)
 
@@ -383,6 +383,7 @@ def eye(
 
 class _Triangle(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     kernel = "tril"
 
     @staticmethod

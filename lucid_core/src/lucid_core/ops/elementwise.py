@@ -14,7 +14,8 @@ from typing import Any
 
 from .. import _dtypes as dt
 from .. import kernels
-from .._autograd import Function, apply_unary
+from .._autograd import CROSSWISE, Function, apply_unary
+from .._forward_ad import add_tangents
 from .._tensor import Tensor, check_tensor
 from . import _helpers as _h
 from . import creation as _c
@@ -55,6 +56,10 @@ class Add(Function):
             return (gy if gy.shape == a._data.shape else _h.sum_to_raw(ctx.xp, gy, tuple(a._data.shape))), None
         return _h.unbroadcast_raw(ctx.xp, gy, a), _h.unbroadcast_raw(ctx.xp, gy, b)
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return add_tangents(ta, tb)
+
 
 class Subtract(Function):
     native = True
@@ -78,9 +83,14 @@ class Subtract(Function):
         gb = _h.unbroadcast_raw(ctx.xp, gy, b)
         return _h.unbroadcast_raw(ctx.xp, gy, a), (None if gb is None else _negative_raw(ctx, gb))
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return add_tangents(ta, None if tb is None else -tb)
+
 
 class Multiply(Function):
     native = True
+    saves_inputs = CROSSWISE  # a's gradient reads b, b's reads a
 
     @staticmethod
     def forward(ctx, a, b):
@@ -110,6 +120,11 @@ class Multiply(Function):
         ga = _h.unbroadcast_raw(xp, gy * _h.value(b), a) if isinstance(a, Tensor) and a._requires_grad else None
         gb = _h.unbroadcast_raw(xp, gy * _h.value(a), b) if isinstance(b, Tensor) and b._requires_grad else None
         return ga, gb
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.inputs
+        return add_tangents(None if ta is None else ta * b, None if tb is None else a * tb)
 
 
 class Divide(Function):
@@ -145,6 +160,11 @@ class Divide(Function):
         else:
             gb = None
         return ga, gb
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        b = ctx.inputs[1]
+        return add_tangents(None if ta is None else ta / b, None if tb is None else -tb * ctx.output() / b)
 
 
 class Pow(Function):
@@ -182,6 +202,25 @@ class Pow(Function):
                 safe = y * math.log(a) if a != 0 else where(greater_equal(b, 0), 0.0, y * -math.inf)
             gb = _h.unbroadcast(gy * safe, b)
         return ga, gb
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.inputs
+        da = db = None
+        if ta is not None:
+            if not isinstance(b, Tensor):
+                da = ta * 0.0 if b == 0 else (ta * 2 * a if b == 2 else ta * b * a ** (b - 1))
+            else:
+                da = where(equal(a, 0) & equal(b, 0), 0.0, ta * b * a ** (b - 1))
+        if tb is not None:
+            y = ctx.output()
+            if isinstance(a, Tensor):
+                zero = equal(a, 0) & greater_equal(b, 0)
+                slope = where(zero, 0.0, y * log(where(zero, 1.0, a)))
+            else:
+                slope = y * math.log(a) if a != 0 else where(greater_equal(b, 0), 0.0, y * -math.inf)
+            db = tb * slope
+        return add_tangents(da, db)
 
 
 def _complex_pow_grad(a: Any, b: Any, y: Tensor, gy: Tensor, need_a: bool, need_b: bool) -> tuple[Any, Any]:
@@ -305,6 +344,11 @@ class TanhGrad(Function):
             gy, y = conj(gy), conj(y)
         return TanhGrad.apply(g, y), -2.0 * g * gy * y
 
+    @staticmethod
+    def jvp(ctx, tg, ty):
+        gy, y = ctx.inputs
+        return add_tangents(None if tg is None else TanhGrad.apply(tg, y), None if ty is None else -2.0 * gy * y * ty)
+
 
 class SigmoidGrad(Function):
     """``gy * y * (1 - y)`` for ``y = sigmoid(x)``."""
@@ -322,6 +366,13 @@ class SigmoidGrad(Function):
             gy, y = conj(gy), conj(y)
         return SigmoidGrad.apply(g, y), g * gy * (1 - 2.0 * y)
 
+    @staticmethod
+    def jvp(ctx, tg, ty):
+        gy, y = ctx.inputs
+        return add_tangents(
+            None if tg is None else SigmoidGrad.apply(tg, y), None if ty is None else gy * (1 - 2.0 * y) * ty
+        )
+
 
 class ReluGrad(Function):
     """``gy`` where ``x > 0``, else 0 (the mask itself has no gradient)."""
@@ -335,6 +386,10 @@ class ReluGrad(Function):
     @staticmethod
     def backward(ctx, g):
         return ReluGrad.apply(g, ctx.inputs[1]), None
+
+    @staticmethod
+    def jvp(ctx, tg, tx):
+        return None if tg is None else ReluGrad.apply(tg, ctx.inputs[1])
 
 
 # -- unary ops, declared with their gradients -----------------------------------------------------
@@ -385,6 +440,19 @@ def _unary(
             y = ctx.output()  # raises for a dead or rewritten output
         return raw(ctx.inputs[0]._data, y._data, gy)
 
+    def jvp(ctx: Any, tx: Any) -> Any:
+        # f'(x) tx: the gradient function with the tangent for gy (an element-wise slope, so the same product);
+        # a holomorphic op's slope is not conjugated here. |z| is the one op whose complex slope differs.
+        if tx is None:
+            return None
+        assert grad is not None
+        if kernel == "abs" and is_complex(tx):
+            x = ctx.inputs[0]
+            y = ctx.output()
+            zero = equal(y, 0)
+            return where(zero, 0.0, _real_part(conj(x) * tx) / where(zero, 1.0, y))
+        return grad(ctx.inputs[0], ctx.output(), tx)
+
     cls = type(
         kernel.capitalize(),
         (Function,),
@@ -395,6 +463,7 @@ def _unary(
             "forward": staticmethod(forward),
             "backward": staticmethod(backward),
             "backward_raw": None if raw is None else staticmethod(backward_raw),
+            "jvp": staticmethod(jvp) if grad is not None else None,
             "__module__": __name__,
         },
     )
@@ -518,6 +587,10 @@ class Sigmoid(Function):
         y = ctx.output()._data
         return gy * y * (1 - y)  # SigmoidGrad.forward
 
+    @staticmethod
+    def jvp(ctx, tx):
+        return SigmoidGrad.apply(tx, ctx.output())
+
 
 def sigmoid(x: Tensor, /) -> Tensor:
     """The logistic function 1 / (1 + exp(-x)), stable for large |x|."""
@@ -539,6 +612,10 @@ class Relu(Function):
     def backward_raw(ctx, gy):
         return kernels.call(ctx.device, "relu_grad", gy, ctx.inputs[0]._data)  # ReluGrad.forward
 
+    @staticmethod
+    def jvp(ctx, tx):
+        return ReluGrad.apply(tx, ctx.inputs[0])
+
 
 def relu(x: Tensor, /) -> Tensor:
     """max(x, 0) (gradient 0 at 0, as in PyTorch)."""
@@ -556,6 +633,8 @@ class Erf(Function):
     def backward(ctx, gy):
         x = ctx.inputs[0]
         return gy * (2.0 / math.sqrt(math.pi)) * exp(-(x * x))
+
+    jvp = backward  # an element-wise slope: the tangent takes gy's place
 
 
 def erf(x: Tensor, /) -> Tensor:
@@ -591,6 +670,13 @@ class Maximum(Function):
         gb = _h.unbroadcast(gy * where(ctx.loses(b, a), 0.0, share), b) if need_b else None
         return ga, gb
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.inputs
+        share = where(equal(a, b), 0.5, 1.0)
+        da = None if ta is None else ta * where(ctx.loses(a, b), 0.0, share)
+        return add_tangents(da, None if tb is None else tb * where(ctx.loses(b, a), 0.0, share))
+
 
 class Minimum(Maximum):
     """``minimum(a, b)``: :class:`Maximum` with ``greater`` losing."""
@@ -618,6 +704,14 @@ class Atan2(Function):
         gb = _h.unbroadcast(-scale * a, b) if need_b else None
         return ga, gb
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.inputs
+        denom = a * a + b * b
+        origin = equal(denom, 0)
+        scale = where(origin, 0.0, 1.0 / where(origin, 1.0, denom))
+        return add_tangents(None if ta is None else ta * b * scale, None if tb is None else -tb * a * scale)
+
 
 class Hypot(Function):
     native = True
@@ -631,6 +725,12 @@ class Hypot(Function):
         a, b = ctx.inputs
         y = ctx.output()
         return _h.unbroadcast(gy * a / y, a), _h.unbroadcast(gy * b / y, b)
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.inputs
+        y = ctx.output()
+        return add_tangents(None if ta is None else ta * a / y, None if tb is None else tb * b / y)
 
 
 class Logaddexp(Function):
@@ -648,6 +748,13 @@ class Logaddexp(Function):
         ga = _h.unbroadcast(gy / (1.0 + exp(b - a)), a) if need_a else None
         gb = _h.unbroadcast(gy / (1.0 + exp(a - b)), b) if need_b else None
         return ga, gb
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.inputs
+        return add_tangents(
+            None if ta is None else ta / (1.0 + exp(b - a)), None if tb is None else tb / (1.0 + exp(a - b))
+        )
 
 
 class Copysign(Function):
@@ -668,6 +775,13 @@ class Copysign(Function):
         y = ctx.output()
         ga = _h.unbroadcast(gy * where(equal(a, 0), 0.0, y / where(equal(a, 0), 1.0, a)), a)
         return ga, gb
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        if ta is None:
+            return None
+        a = ctx.inputs[0]
+        return ta * where(equal(a, 0), 0.0, ctx.output() / where(equal(a, 0), 1.0, a))
 
 
 def _arrays(ctx: Any, a: Any, b: Any) -> tuple[Any, Any]:
@@ -735,6 +849,19 @@ class Clip(Function):
         ghi = _h.unbroadcast(where(greater(x, hi), gy, 0.0), hi) if isinstance(hi, Tensor) else None
         return _h.unbroadcast(gx, x), glo, ghi
 
+    @staticmethod
+    def jvp(ctx, tx, tlo, thi):
+        x, lo, hi = ctx.inputs
+        inside = None
+        if lo is not None:
+            inside = greater_equal(x, lo)
+        if hi is not None:
+            m = less_equal(x, hi)
+            inside = m if inside is None else logical_and(inside, m)
+        dx = None if tx is None else (tx if inside is None else where(inside, tx, 0.0))
+        dlo = None if tlo is None else where(less(x, lo), tlo, 0.0)
+        return add_tangents(dx, dlo, None if thi is None else where(greater(x, hi), thi, 0.0))
+
 
 def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """Clamp ``x`` to [min, max]; the gradient passes where min <= x <= max."""
@@ -764,6 +891,13 @@ class Where(Function):
         ga = _h.unbroadcast(where(cond, gy, 0.0), a) if need_a else None
         gb = _h.unbroadcast(where(cond, 0.0, gy), b) if need_b else None
         return None, ga, gb
+
+    @staticmethod
+    def jvp(ctx, tc, ta, tb):
+        cond = ctx.inputs[0]
+        if ta is None and tb is None:
+            return None
+        return where(cond, 0.0 if ta is None else ta, 0.0 if tb is None else tb)
 
 
 def where(condition: Tensor, x1: Any, x2: Any, /) -> Tensor:
@@ -821,6 +955,7 @@ bitwise_right_shift = _nograd_binary("bitwise_right_shift", "Shift bits right.",
 
 class FloorDivide(_NoGrad):
     __slots__ = ()
+    jvp = staticmethod(lambda ctx, ta, tb: None)  # piecewise constant: a zero tangent, as its zero gradient
 
     @staticmethod
     def forward(ctx, a, b):
@@ -849,6 +984,8 @@ def check_integer_divisor(x1: Any, x2: Any, name: str) -> None:
             return
         from . import reduction as _r  # reduction imports this module
 
+        while hasattr(x2, "_phys"):  # under vmap: every example's divisor at once
+            x2 = x2._phys
         zero = bool(_r.any(equal(x2, 0)).item())
     else:
         zero = type(x2) is int and x2 == 0
@@ -883,9 +1020,20 @@ class Remainder(Function):
             gb = _h.unbroadcast(-gy * floor(a / b), b)
         return _h.unbroadcast(gy, a), gb
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.inputs
+        return add_tangents(ta, None if tb is None else -tb * floor(a / b))
+
 
 def remainder(x1: Any, x2: Any, /) -> Tensor:
     """``x1 % x2`` with the sign of ``x2`` (Python's convention); an integer divisor of 0 raises, as in PyTorch."""
     x1, x2 = _h.binary_operands(x1, x2, "remainder")
     check_integer_divisor(x1, x2, "remainder")
     return Remainder.apply(x1, x2)
+
+
+def _real_part(z: Tensor) -> Tensor:
+    from .complex import real  # complex imports this module
+
+    return real(z)

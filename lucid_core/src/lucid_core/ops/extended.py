@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from .. import _dtypes as dt
 from .._autograd import no_grad
 from .._tensor import Tensor
+from ..amp import autocast_op
 from . import creation as _c
 from . import elementwise as _e
 from . import indexing as _i
@@ -223,6 +224,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     return _e.add(input, _e.multiply(weight, _e.subtract(end, input)))
 
 
+@autocast_op("addmm")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcasts)."""
     return _beta_alpha(input, _p.matmul(_mat(mat1, "addmm"), _mat(mat2, "addmm")), beta, alpha)
@@ -233,11 +235,13 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
     return _beta_alpha(input, mv(mat, vec), beta, alpha)
 
 
+@autocast_op("addbmm")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     return _beta_alpha(input, _r.sum(_p.matmul(_batch(batch1), _batch(batch2)), axis=0), beta, alpha)
 
 
+@autocast_op("baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
     return _beta_alpha(input, _p.matmul(_batch(batch1), _batch(batch2)), beta, alpha)
@@ -498,6 +502,7 @@ def _quantile(input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str
     return _m.reshape(out, out.shape[1:]) if scalar else out
 
 
+@autocast_op("quantile")
 def quantile(
     input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
 ) -> Tensor:
@@ -505,6 +510,7 @@ def quantile(
     return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
+@autocast_op("nanquantile")
 def nanquantile(
     input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
 ) -> Tensor:
@@ -558,6 +564,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     return _e.log(_r.cumulative_sum(_e.exp(x - m), axis=d)) + m
 
 
+@autocast_op("trace")
 def trace(input: Tensor) -> Tensor:
     """The sum of the main diagonal of a 2-D tensor."""
     if input.ndim != 2:

@@ -12,6 +12,7 @@ from .. import _dtypes as dt
 from .. import _views as _v
 from .. import kernels
 from .._autograd import Function, _mode
+from .._forward_ad import involved as _fw_involved
 from .._tensor import Tensor
 from ..backend import Device
 from . import _helpers as _h
@@ -162,6 +163,7 @@ def _is_bool_list(k: Any) -> bool:
 
 class GetItem(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # backward needs the key and x's shape, not its values
 
     @staticmethod
@@ -183,6 +185,7 @@ class IndexAdd(Function):
     """Zeros of ``shape`` with ``values`` added at ``key`` (repeated indices accumulate)."""
 
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False
 
     @staticmethod
@@ -228,6 +231,13 @@ class SetItem(Function):
         return write_native(ctx.device, ctx.xp.asarray(x, copy=True), key, value, advanced)
 
     @staticmethod
+    def jvp(ctx, tx, _k, _a, tv):
+        x, key, advanced, _ = ctx.inputs
+        if tx is None and tv is None:
+            return None
+        return SetItem.apply(_c.zeros_like(x) if tx is None else tx, key, advanced, 0.0 if tv is None else tv)
+
+    @staticmethod
     def backward(ctx, g):
         _, key, advanced, value = ctx.inputs
         need_x, _, _, need_value = ctx.needs_input_grad
@@ -256,6 +266,10 @@ class Overwrite(Function):
         return xp.asarray(xp.broadcast_to(value, target.shape), copy=True)
 
     @staticmethod
+    def jvp(ctx, _, tv):
+        return None if tv is None else Overwrite.apply(ctx.inputs[0], tv)  # the old values have no tangent
+
+    @staticmethod
     def backward(ctx, g):
         value = ctx.inputs[1]
         if ctx.needs_input_grad[1]:
@@ -276,13 +290,13 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
             raise RuntimeError(f"setitem: value is on {value.device} but the tensor is on {x.device}")
         if value._data.dtype != x._data.dtype:
             value = _m.astype(value, x.dtype)
-        if _mode.enabled and (x._requires_grad or value._requires_grad):
+        if (_mode.enabled and (x._requires_grad or value._requires_grad)) or _fw_involved(x, value):
             x._apply_inplace(lambda t: SetItem.apply(t, nkey, advanced, value), "setitem", value)
             return
         v = value._data
     else:
         v = x._device.backend.asarray(value, x.dtype, x._device)
-        if _mode.enabled and x._requires_grad:
+        if (_mode.enabled and x._requires_grad) or _fw_involved(x):
             x._apply_inplace(lambda t: SetItem.apply(t, nkey, advanced, v), "setitem")
             return
     view = x._view

@@ -26,6 +26,7 @@ __all__ = [
 
 class Reshape(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
@@ -109,6 +110,7 @@ def flatten(x: Tensor, /, start_axis: int = 0, end_axis: int = -1) -> Tensor:
 
 class PermuteDims(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
@@ -221,6 +223,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
 
 class BroadcastTo(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
@@ -255,6 +258,7 @@ def broadcast_arrays(*arrays: Tensor) -> tuple[Tensor, ...]:
 
 class Concat(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
@@ -314,6 +318,7 @@ class Split(Function):
     for a piece that got none), not one zero-filled ``x``-sized array per piece added up."""
 
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
@@ -393,6 +398,7 @@ def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
 
 class Flip(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
@@ -413,6 +419,7 @@ def flip(x: Tensor, /, *, axis: int | Sequence[int] | None = None) -> Tensor:
 
 class Roll(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
@@ -539,6 +546,7 @@ def pad(
 
 class Astype(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
@@ -575,6 +583,7 @@ def astype(x: Tensor, dtype: DTypeLike, /, *, copy: bool = True, device: DeviceL
 
 class ToDevice(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
@@ -603,6 +612,7 @@ def to_device(x: Tensor, device: DeviceLike, /, *, stream: Any = None) -> Tensor
 
 class Clone(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod

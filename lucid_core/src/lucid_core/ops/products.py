@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import amp as _amp
 from .. import kernels
-from .._autograd import Function
+from .._autograd import CROSSWISE, Function
+from .._forward_ad import add_tangents
 from .._tensor import Tensor
+from ..amp import autocast_op
 from . import _helpers as _h
 from . import elementwise as _e
 from . import manipulation as _m
@@ -18,6 +21,12 @@ __all__ = ["matmul", "tensordot", "vecdot", "einsum", "outer"]
 
 class Matmul(Function):
     native = True
+    saves_inputs = CROSSWISE  # a's gradient reads b, b's reads a
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.inputs
+        return add_tangents(None if ta is None else matmul(ta, b), None if tb is None else matmul(a, tb))
 
     @staticmethod
     def forward(ctx, a, b):
@@ -55,6 +64,8 @@ def _transposed(xp: Any, x: Any) -> Any:
 
 def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
     """Matrix product with batch broadcasting; 1-D operands act as row/column vectors."""
+    if _amp.active:  # inside autocast: the operands in its lower-precision dtype (lucid_core.amp)
+        (x1, x2), _ = _amp.cast_inputs("matmul", (x1, x2), {})
 
     if not isinstance(x1, Tensor) or not isinstance(x2, Tensor):
         x1, x2 = _h.binary_operands(x1, x2, "matmul")
@@ -81,6 +92,7 @@ def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
     return y
 
 
+@autocast_op("linalg_vecdot")
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     """Dot product of vectors along ``axis`` (the first operand conjugated), broadcasting the rest."""
 
@@ -168,6 +180,13 @@ def _parse_einsum(subscripts: str, operands: Sequence[Tensor]) -> tuple[list[str
 
 class Einsum(Function):
     native = True
+
+    @staticmethod
+    def jvp(ctx, _, *ts):
+        spec, *xs = ctx.inputs
+        # multilinear: one term per operand with a tangent, that operand replaced by it
+        terms = [Einsum.apply(spec, *xs[:i], t, *xs[i + 1 :]) for i, t in enumerate(ts) if t is not None]
+        return add_tangents(*terms)
 
     @staticmethod
     def forward(ctx, spec, *xs):

@@ -7,8 +7,10 @@ from typing import Any
 from .. import _dtypes as dt
 from .. import kernels
 from .._autograd import Function
+from .._forward_ad import jvp_from_vjp
 from .._tensor import Tensor, check_tensor
 from .._typing import DTypeLike
+from ..amp import autocast_op
 from . import _helpers as _h
 from . import creation as _c
 from . import elementwise as _e
@@ -33,8 +35,8 @@ __all__ = [
 
 #: dtypes whose reductions accumulate in a wider dtype, as PyTorch's do: the reduction runs in the value's dtype
 #: and its result is cast back once, so a float16 sum of 4096 tenths is the float32 sum rounded, not a float16
-#: running sum stuck where its ulp outgrew the terms (bfloat16 joins here when Lucid has it)
-ACCUMULATE: dict[dt.DType, dt.DType] = {dt.float16: dt.float32}
+#: running sum stuck where its ulp outgrew the terms (bfloat16 likewise, as PyTorch's CPU reductions)
+ACCUMULATE: dict[dt.DType, dt.DType] = {dt.float16: dt.float32, dt.bfloat16: dt.float32}
 
 
 def accumulation_dtype(x: Tensor) -> dt.DType | None:
@@ -50,6 +52,7 @@ def widened(fn: Any, x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 class Sum(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
     saves_inputs = False  # the gradient needs shapes only
 
     @staticmethod
@@ -108,6 +111,7 @@ def mean(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: b
 
 class _Extremum(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
     kernel = "max"
 
     @staticmethod
@@ -166,6 +170,7 @@ def _in_dtype(ctx: Function, x: Any, out: Any, keep_dtype: bool) -> Any:
 
 class Prod(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, axes, keepdims, keep_dtype):
@@ -194,6 +199,7 @@ class Prod(Function):
         return g * _e.conj_if_complex(others), None, None, None
 
 
+@autocast_op("prod")
 def prod(
     x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None, keepdims: bool = False
 ) -> Tensor:
@@ -243,6 +249,12 @@ class SqrtOfVariance(Function):
         return ctx.xp.sqrt(v)
 
     @staticmethod
+    def jvp(ctx, tv):
+        y = ctx.output()
+        zero = _e.equal(y, 0)
+        return _e.where(zero, 0.0, tv / (2.0 * _e.where(zero, 1.0, y)))
+
+    @staticmethod
     def backward(ctx, gy):
         y = ctx.output()
         zero = _e.equal(y, 0)
@@ -251,6 +263,7 @@ class SqrtOfVariance(Function):
 
 class Logsumexp(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, axes, keepdims):
@@ -274,6 +287,7 @@ def logsumexp(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdi
 
 class CumulativeSum(Function):
     native = True
+    linear = True  # forward mode: the op itself on the tangents
 
     @staticmethod
     def forward(ctx, x, axis, include_initial, keep_dtype):
@@ -309,6 +323,7 @@ def cumulative_sum(
 
 class CumulativeProd(Function):
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, axis, include_initial, keep_dtype):

@@ -6,6 +6,7 @@ from typing import Any
 
 from .. import _dtypes as dt
 from .._autograd import Function
+from .._forward_ad import jvp_from_vjp
 from .._tensor import Tensor, check_tensor
 from ..backend import take_along_axis_native
 from . import _helpers as _h
@@ -84,6 +85,7 @@ class _Permute(Function):
     Only ``take_along_axis`` (or one flat ``take``) is needed, never n-d fancy indexing or a scatter."""
 
     native = True
+    linear = True  # forward mode: the op itself on the tangents
 
     @staticmethod
     def forward(ctx, x, perm, inverse, axis):
@@ -100,6 +102,7 @@ class Sort(Function):
     """The library's own sort; backward sends each gradient back to its value's original place."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, axis, descending, stable):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import lucid_core as lc
 from lucid_core import Function, Tensor, kernels
+from lucid_core.amp import autocast_op
 from lucid_core.ops.reduction import ACCUMULATE, widened
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -56,6 +57,7 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -
     return _maybe_inplace(x, lambda t: lc.where(t > 0, t, t * negative_slope), inplace, "leaky_relu")
 
 
+@autocast_op("prelu")
 def prelu(x: Tensor, weight: Tensor) -> Tensor:
     """Leaky ReLU with a learned slope per channel (axis 1) or one shared slope."""
     _check(x, "prelu")
@@ -135,6 +137,11 @@ class _Gelu(Function):
         else:
             d = 0.5 * (1.0 + lc.erf(x * _SQRT1_2)) + x * lc.exp(-0.5 * x * x) * _INV_SQRT_2PI
         return gy * d, None
+
+    @staticmethod
+    def jvp(ctx, tx, _):
+        with lc.enable_grad():  # the derivative in Lucid ops (not the graph-free kernel): tangents may nest
+            return _Gelu.backward(ctx, tx)[0]
 
     @staticmethod
     def backward_raw(ctx, gy):
@@ -257,6 +264,8 @@ class _Softmax(Function):
         axis = ctx.inputs[1]
         return y * (gy - lc.sum(gy * y, axis=axis, keepdims=True)), None
 
+    jvp = staticmethod(lambda ctx, tx, _: _Softmax.backward(ctx, tx)[0])  # the Jacobian is symmetric
+
 
 class _LogSoftmax(Function):
     native = True
@@ -270,6 +279,11 @@ class _LogSoftmax(Function):
         y = ctx.output()
         axis = ctx.inputs[1]
         return gy - lc.exp(y) * lc.sum(gy, axis=axis, keepdims=True), None
+
+    @staticmethod
+    def jvp(ctx, tx, _):
+        y, axis = ctx.output(), ctx.inputs[1]
+        return tx - lc.sum(lc.exp(y) * tx, axis=axis, keepdims=True)
 
 
 def _scalar_case(x: Tensor) -> bool:

@@ -7,6 +7,8 @@ from typing import Any
 
 import lucid_core as lc
 from lucid_core import Tensor, kernels
+from lucid_core._forward_ad import jvp_from_vjp
+from lucid_core.amp import autocast_op
 
 from ._activation import softmax
 from ._misc import dropout, linear
@@ -73,6 +75,7 @@ class _Attention(lc.Function):
     """
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, q, k, v, scale, causal):
@@ -115,6 +118,7 @@ class _PackedAttention(lc.Function):
     kernels; backward returns one (3, ...) gradient instead of three to scatter into zeros."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, qkv, scale, causal):
@@ -167,6 +171,7 @@ class _AttentionGrad(lc.Function):
         return kernels.call(ctx.device, "scaled_dot_product_attention_grad", gy, q, k, v, w, scale, causal)
 
 
+@autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,

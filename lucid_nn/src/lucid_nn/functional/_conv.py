@@ -12,6 +12,8 @@ from typing import Any
 
 import lucid_core as lc
 from lucid_core import Tensor, kernels
+from lucid_core._forward_ad import jvp_from_vjp
+from lucid_core.amp import autocast_op
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
@@ -43,6 +45,7 @@ class Im2col(lc.Function):
     """(N, C, *S) -> (N, C, K, *out): each kernel offset's strided view of the padded input."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, kernel, stride, dilation, pads, out, value):
@@ -58,6 +61,7 @@ class Col2im(lc.Function):
     """(N, C, K, *out) -> (N, C, *size): scatter-add each offset's values back (the adjoint of Im2col)."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, cols, kernel, stride, dilation, pads, size):
@@ -76,6 +80,7 @@ class _Conv(lc.Function):
     """``B(x, w)``: the ``conv`` kernel."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, w, stride, dilation, pads, groups):
@@ -112,6 +117,7 @@ class _ConvInputGrad(lc.Function):
     """d<gy, B(x, w)>/dx for an input of spatial ``size``: the ``conv_input_grad`` kernel."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, gy, w, size, stride, dilation, pads, groups):
@@ -130,6 +136,7 @@ class _ConvWeightGrad(lc.Function):
     """d<gy, B(x, w)>/dw for a kernel of spatial size ``kernel``: the ``conv_weight_grad`` kernel."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, gy, kernel, stride, dilation, pads, groups):
@@ -149,6 +156,7 @@ class _ConvBias(lc.Function):
     are the bilinear products above and ``b``'s channel sum, all Lucid ops."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, w, b, stride, dilation, pads, groups):
@@ -176,6 +184,7 @@ class _ChannelSum(lc.Function):
     kernel; its gradient broadcasts back."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, g):
@@ -314,6 +323,7 @@ def _convnd(
     return y
 
 
+@autocast_op("conv1d")
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -327,6 +337,7 @@ def conv1d(
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+@autocast_op("conv2d")
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -344,6 +355,7 @@ def conv2d(
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+@autocast_op("conv3d")
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -426,6 +438,7 @@ def _conv_transposend(
     return y
 
 
+@autocast_op("conv_transpose1d")
 def conv_transpose1d(
     input: Tensor,
     weight: Tensor,
@@ -442,6 +455,7 @@ def conv_transpose1d(
     )
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(
     input: Tensor,
     weight: Tensor,
@@ -458,6 +472,7 @@ def conv_transpose2d(
     )
 
 
+@autocast_op("conv_transpose3d")
 def conv_transpose3d(
     input: Tensor,
     weight: Tensor,

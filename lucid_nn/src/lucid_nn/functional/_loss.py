@@ -13,6 +13,9 @@ import warnings
 
 import lucid_core as lc
 from lucid_core import Tensor, kernels
+from lucid_core._forward_ad import jvp_from_vjp
+from lucid_core.amp import autocast_op
+from lucid_core.ops._index_checks import index_bounds
 
 from ._activation import log_softmax
 from ._misc import linear, pairwise_distance
@@ -79,6 +82,7 @@ def _check_probabilities(x: Tensor, t: Tensor, name: str) -> None:
 
 
 # -- regression ------------------------------------------------------------------------------------
+@autocast_op("mse_loss")
 def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """(x - target)**2, reduced."""
     x, target = _pair(x, target, "mse_loss")
@@ -88,6 +92,7 @@ def mse_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce(d * d, reduction, "mse_loss")
 
 
+@autocast_op("l1_loss")
 def l1_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """|x - target|, reduced."""
     x, target = _pair(x, target, "l1_loss")
@@ -96,6 +101,7 @@ def l1_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce(lc.abs(x - target), reduction, "l1_loss")
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(x: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d**2 / beta where |d| < beta, else |d| - 0.5 beta."""
     x, target = _pair(x, target, "smooth_l1_loss")
@@ -110,6 +116,7 @@ def smooth_l1_loss(x: Tensor, target: Tensor, reduction: str = "mean", beta: flo
     return _reduce(loss, reduction, "smooth_l1_loss")
 
 
+@autocast_op("huber_loss")
 def huber_loss(x: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """0.5 d**2 where |d| <= delta, else delta * (|d| - 0.5 delta)."""
     x, target = _pair(x, target, "huber_loss")
@@ -144,7 +151,7 @@ def _picked(x: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
     valid = target != ignore_index
     safe = lc.where(valid, target, lc.zeros_like(target))
     if target.size:
-        lo, hi = int(lc.min(safe).item()), int(lc.max(safe).item())
+        lo, hi = index_bounds(safe)  # (under vmap: every example's targets at once)
         if lo < 0 or hi >= c:
             raise IndexError(
                 f"{name}: target values must be in [0, {c}) or ignore_index ({ignore_index}), got [{lo}, {hi}]"
@@ -161,6 +168,7 @@ def _weighted_nll(picked: Tensor, w: Tensor) -> Tensor:
     return lc.where(w != 0, -picked * w, lc.zeros_like(w))
 
 
+@autocast_op("nll_loss")
 def nll_loss(
     x: Tensor,
     target: Tensor,
@@ -196,6 +204,7 @@ class _IndexCrossEntropy(lc.Function):
     """
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, target, ignore_index, reduction, smoothing):
@@ -271,6 +280,7 @@ class _IndexCrossEntropyGrad(lc.Function):
         return kernels.call(ctx.device, "cross_entropy_grad", g, logp, target, ignore_index, smoothing)
 
 
+@autocast_op("cross_entropy_loss", "cross_entropy")
 def cross_entropy(
     x: Tensor,
     target: Tensor,
@@ -354,6 +364,8 @@ class _BinaryCrossEntropy(lc.Function):
     the target; both are written in Lucid ops, so higher-order gradients still work.
     """
 
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
+
     @staticmethod
     def forward(ctx, x, t):
         log_x = lc.maximum(lc.log(x), -100.0)
@@ -368,6 +380,7 @@ class _BinaryCrossEntropy(lc.Function):
         return gx, gt
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(x: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean") -> Tensor:
     """-(t log x + (1 - t) log(1 - x)) for probabilities ``x``; each log is clamped at -100 as in PyTorch."""
     x, target = _pair(x, target, "binary_cross_entropy")
@@ -384,6 +397,7 @@ def binary_cross_entropy(x: Tensor, target: Tensor, weight: Tensor | None = None
     return _reduce(loss, reduction, "binary_cross_entropy")
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
     x: Tensor,
     target: Tensor,
@@ -414,6 +428,8 @@ class _XLogX(lc.Function):
     The derivative is unbounded at t = 0; like PyTorch, the gradient there is NaN, not a finite number.
     """
 
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
+
     @staticmethod
     def forward(ctx, t):
         zero = lc.zeros_like(t)
@@ -426,6 +442,7 @@ class _XLogX(lc.Function):
         return gy * (log_t + t / t)
 
 
+@autocast_op("kl_div")
 def kl_div(x: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """target * (log target - x) for log-probabilities ``x``; ``"batchmean"`` divides the sum by the batch size."""
     x, target = _pair(x, target, "kl_div")
@@ -444,6 +461,7 @@ def _hinge(v: Tensor) -> Tensor:
     return lc.clip(v, min=0.0)
 
 
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(
     x: Tensor,
     target: Tensor,
@@ -504,6 +522,7 @@ def gaussian_nll_loss(
 
 
 # -- embeddings and ranking ---------------------------------------------------------------------------------
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(
     x1: Tensor, x2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
 ) -> Tensor:
@@ -523,6 +542,7 @@ def cosine_embedding_loss(
     return _reduce(loss, reduction, "cosine_embedding_loss")
 
 
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(x1: Tensor, x2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean") -> Tensor:
     """max(0, -target * (x1 - x2) + margin)."""
     _pair(x1, x2, "margin_ranking_loss")
@@ -530,6 +550,7 @@ def margin_ranking_loss(x1: Tensor, x2: Tensor, target: Tensor, margin: float = 
     return _reduce(_hinge(-target * (x1 - x2) + margin), reduction, "margin_ranking_loss")
 
 
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,

@@ -12,12 +12,14 @@ from collections.abc import Callable
 
 import lucid_core as lc
 from lucid_core import Tensor
+from lucid_core.amp import autocast_op
 
 from ._activation import logsigmoid
 from ._loss import _check_reduction, _hinge, _pair, _reduce
 from ._misc import pairwise_distance
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(x: Tensor, target: Tensor, margin: float = 1.0, reduction: str = "mean") -> Tensor:
     """x where target is 1, max(0, margin - x) where it is -1."""
     x, target = _pair(x, target, "hinge_embedding_loss")
@@ -27,6 +29,7 @@ def hinge_embedding_loss(x: Tensor, target: Tensor, margin: float = 1.0, reducti
     return _reduce(loss, reduction, "hinge_embedding_loss")
 
 
+@autocast_op("soft_margin_loss")
 def soft_margin_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target * x)), the two-class logistic loss for targets in {-1, 1}."""
     x, target = _pair(x, target, "soft_margin_loss")
@@ -60,6 +63,7 @@ def _class_scores(x: Tensor, target: Tensor, name: str) -> tuple[Tensor, Tensor,
     return x, target, unbatched
 
 
+@autocast_op("multi_margin_loss")
 def multi_margin_loss(
     x: Tensor,
     target: Tensor,
@@ -94,6 +98,7 @@ def multi_margin_loss(
     return _reduce(loss, reduction, "multi_margin_loss")
 
 
+@autocast_op("multilabel_margin_loss")
 def multilabel_margin_loss(x: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """sum over target classes j and other classes i of max(0, 1 - (x[j] - x[i])) / C.
 
@@ -172,6 +177,7 @@ def _lengths(v: Tensor | int | list[int] | tuple[int, ...], n: int, what: str) -
     return out
 
 
+@autocast_op("ctc_loss")
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,

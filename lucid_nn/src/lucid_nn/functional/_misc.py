@@ -16,7 +16,9 @@ import math
 from collections.abc import Callable, Sequence
 
 import lucid_core as lc
-from lucid_core import Tensor, kernels
+from lucid_core import Tensor, amp, kernels
+from lucid_core._forward_ad import jvp_from_vjp
+from lucid_core.amp import autocast_op
 from lucid_core.ops._index_checks import IndexOutOfRangeError, index_bounds
 
 
@@ -43,6 +45,14 @@ class _Linear(lc.Function):
         x2 = x if x.ndim == 2 else xp.reshape(x, (-1, x.shape[-1]))
         y = kernels.call(ctx.device, "linear", x2, weight, bias)
         return y if x.ndim == 2 else xp.reshape(y, (*x.shape[:-1], weight.shape[0]))
+
+    @staticmethod
+    def jvp(ctx, tx, tw, tb):
+        # bilinear in (x, weight), plus the bias: tx W^T + x tW^T + tb
+        x, weight, _ = ctx.inputs
+        terms = [t for t in (None if tx is None else _Linear.apply(tx, weight, None),
+                             None if tw is None else _Linear.apply(x, tw, None), tb) if t is not None]  # fmt: skip
+        return None if not terms else sum(terms[1:], terms[0])
 
     @staticmethod
     def backward(ctx, g):
@@ -81,6 +91,8 @@ class _Linear(lc.Function):
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, with weight laid out (out_features, in_features)."""
+    if amp.active:  # inside autocast: in its lower-precision dtype (every layer calls this: one test, no wrapper)
+        (x, weight, bias), _ = amp.cast_inputs("linear", (x, weight, bias), {})
     _check(x, "linear")
     xs, ws = x.shape, weight.shape  # (each property builds a tuple: read once, as every layer calls this)
     if not xs or xs[-1] != ws[-1]:
@@ -103,6 +115,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return y if bias is None else y + bias
 
 
+@autocast_op("bilinear")
 def bilinear(x1: Tensor, x2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y_k = x1 @ weight[k] @ x2 + bias_k, with weight of shape (out, in1, in2)."""
     _check(x1, "bilinear")
@@ -470,6 +483,7 @@ class _LayerNorm(lc.Function):
     """
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps):

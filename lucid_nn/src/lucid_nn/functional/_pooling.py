@@ -13,6 +13,8 @@ from typing import Any
 
 import lucid_core as lc
 from lucid_core import Tensor, kernels
+from lucid_core._forward_ad import jvp_from_vjp
+from lucid_core.amp import autocast_op
 
 from ._conv import _ntuple, col2im, im2col
 
@@ -97,6 +99,7 @@ class _TileMax(lc.Function):
     The gradient goes to each tile's first maximum, as PyTorch routes it."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, k, out):
@@ -120,6 +123,7 @@ class _TileMaxGrad(lc.Function):
     winner's incoming gradient, the same masks in Lucid ops."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, gy, x, y, k, out):
@@ -164,11 +168,36 @@ def _max_pool(
     return y
 
 
-def _first_max(win: Tensor, axis: int) -> tuple[Tensor, Tensor]:
-    """Each window's maximum along ``axis`` and its position, the first in order (a NaN is the maximum):
-    the gradient goes there alone, as PyTorch routes max-pooling's gradient (``lc.max`` shares it among ties)."""
+class _FirstMax(lc.Function):
+    """Each window's maximum along ``axis``, its gradient going to the window's first maximum alone (a NaN
+    counts as the maximum), as PyTorch routes max-pooling's gradient (``lc.max`` shares it among ties).
+    Built from ``max``, ``argmax`` and a select, so every backend that has those runs it."""
+
+    native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
+
+    @staticmethod
+    def forward(ctx, win, axis):
+        return ctx.xp.max(win, axis=axis)
+
+    @staticmethod
+    def backward(ctx, gy):
+        win, axis = ctx.inputs
+        first = _first_mask(win, axis)
+        return lc.where(first, lc.expand_dims(gy, axis=axis), lc.zeros((), dtype=gy.dtype, device=gy.device)), None
+
+
+def _first_mask(win: Tensor, axis: int) -> Tensor:
+    """True at each window's first maximum along ``axis``."""
     a = lc.argmax(win.detach(), axis=axis, keepdims=True)
-    return lc.squeeze(lc.take_along_axis(win, a, axis=axis), axis=axis), lc.squeeze(a, axis=axis)
+    shape = [1] * win.ndim
+    shape[axis] = win.shape[axis]
+    return lc.reshape(lc.arange(win.shape[axis], device=win.device), tuple(shape)) == a
+
+
+def _first_max(win: Tensor, axis: int) -> tuple[Tensor, Tensor]:
+    """Each window's maximum along ``axis`` (the gradient to its first maximum) and that maximum's position."""
+    return _FirstMax.apply(win, axis), lc.argmax(win.detach(), axis=axis)
 
 
 def _window_argmax(
@@ -287,6 +316,7 @@ class _AvgPool(lc.Function):
     (col2im, whose own gradient is im2col), so gradients of every order are Lucid ops."""
 
     native = True
+    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
 
     @staticmethod
     def forward(ctx, x, k, s, pads, out, divisor):
@@ -584,6 +614,7 @@ def upsample(
 
 
 # -- 3-D pools and the *_with_indices forms ------------------------------------------------------------------
+@autocast_op("max_pool3d")
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -597,6 +628,7 @@ def max_pool3d(
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3, "max_pool3d")
 
 
+@autocast_op("avg_pool3d")
 def avg_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -636,11 +668,13 @@ def max_pool3d_with_indices(
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 3, "max_pool3d")
 
 
+@autocast_op("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
     """Average pooling of ``input`` (N, C, D, H, W) to ``output_size`` (None keeps that axis)."""
     return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d")
 
 
+@autocast_op("adaptive_max_pool3d")
 def adaptive_max_pool3d(input: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False) -> Any:
     """Max pooling of ``input`` (N, C, D, H, W) to ``output_size``."""
     return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
@@ -751,6 +785,7 @@ def max_unpool1d(
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1, "max_unpool1d")
 
 
+@autocast_op("max_unpool2d")
 def max_unpool2d(
     input: Tensor,
     indices: Tensor,
@@ -763,6 +798,7 @@ def max_unpool2d(
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")
 
 
+@autocast_op("max_unpool3d")
 def max_unpool3d(
     input: Tensor,
     indices: Tensor,
@@ -854,6 +890,7 @@ def _fractional_max(
     return (y, idx) if return_indices else y
 
 
+@autocast_op("fractional_max_pool2d")
 def fractional_max_pool2d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -868,6 +905,7 @@ def fractional_max_pool2d(
     )
 
 
+@autocast_op("fractional_max_pool3d")
 def fractional_max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],

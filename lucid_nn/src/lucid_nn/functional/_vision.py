@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import lucid_core as lc
 from lucid_core import Tensor
+from lucid_core.amp import autocast_op
 
 
 def _check(x: object, name: str) -> Tensor:
@@ -176,6 +177,7 @@ def _cubic_weights(t: Tensor) -> list[Tensor]:
     return [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)]
 
 
+@autocast_op("grid_sampler", "grid_sample")
 def grid_sample(
     input: Tensor,
     grid: Tensor,

@@ -27,6 +27,7 @@ class _Unstack(lc.Function):
     """The time steps of a sequence as separate tensors; backward stacks their gradients (no per-step scatter)."""
 
     native = True
+    linear = True  # forward mode: the op itself on the tangents
 
     @staticmethod
     def forward(ctx, x):

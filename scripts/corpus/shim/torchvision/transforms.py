@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from _framework import as_numpy, as_tensor
+from _framework import as_numpy, as_tensor, float_type
 
 
 class Compose:
@@ -22,24 +22,26 @@ class Compose:
 
 
 class ToTensor:
-    """uint8 H x W (x C) -> float32 C x H x W in [0, 1], as a tensor of the run's framework."""
+    """uint8 H x W (x C) -> float32 (float64 in a float64 run) C x H x W in [0, 1], a tensor of the run's framework."""
 
     def __call__(self, img: Any) -> Any:
         a = as_numpy(img)
         if a.ndim == 2:
             a = a[:, :, None]
-        return as_tensor((a.transpose(2, 0, 1).astype(np.float32) / np.float32(255)).astype(np.float32))
+        f = float_type()
+        return as_tensor((a.transpose(2, 0, 1).astype(f) / f(255)).astype(f))
 
 
 class Normalize:
     """(x - mean) / std per channel, computed with NumPy in float32."""
 
     def __init__(self, mean: Sequence[float] | float, std: Sequence[float] | float, inplace: bool = False) -> None:
-        self.mean = np.asarray(mean, dtype=np.float32).reshape(-1, 1, 1)
-        self.std = np.asarray(std, dtype=np.float32).reshape(-1, 1, 1)
+        self.mean = np.asarray(mean, dtype=float_type()).reshape(-1, 1, 1)
+        self.std = np.asarray(std, dtype=float_type()).reshape(-1, 1, 1)
 
     def __call__(self, x: Any) -> Any:
-        return as_tensor(((as_numpy(x).astype(np.float32) - self.mean) / self.std).astype(np.float32))
+        f = float_type()
+        return as_tensor(((as_numpy(x).astype(f) - self.mean) / self.std).astype(f))
 
 
 class Lambda:

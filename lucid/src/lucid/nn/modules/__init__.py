@@ -84,6 +84,10 @@ LAYOUT: dict[str, tuple[str, ...]] = {
     "upsampling": ("Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"),
 }  # fmt: skip
 
+#: names PyTorch's files define outside their ``__all__`` that programs reach by path (word_language_model's
+#: ``torch.serialization.safe_globals`` list names ``torch.nn.modules.linear.NonDynamicallyQuantizableLinear``)
+UNLISTED: dict[str, tuple[str, ...]] = {"linear": ("NonDynamicallyQuantizableLinear",)}
+
 #: Lucid's name where it differs from PyTorch's for the same base class
 _ALIASES = {"_ConvTransposeNd": "_ConvTranspose"}
 
@@ -108,6 +112,7 @@ def _make(file: str, names: tuple[str, ...]) -> types.ModuleType:
     found = {n: v for n in names if (v := _find(n)) is not None}
     mod.__dict__.update(found)
     mod.__all__ = [n for n in found if not n.startswith("_")]  # type: ignore[attr-defined]
+    mod.__dict__.update({n: v for n in UNLISTED.get(file, ()) if (v := _find(n)) is not None})
     return mod
 
 

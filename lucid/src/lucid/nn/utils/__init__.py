@@ -4,4 +4,4 @@
 from lucid_nn.utils import *  # noqa: F403
 from lucid_nn.utils import __all__  # noqa: F401
 
-from . import parametrizations, parametrize, rnn  # noqa: F401
+from . import parametrizations, parametrize, rnn, stateless  # noqa: F401

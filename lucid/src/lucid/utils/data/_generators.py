@@ -38,6 +38,12 @@ def _randperm(n: int, generator: Generator | None) -> list[int]:
         return lc.randperm(n, device="cpu").tolist()
 
 
+def _randint(high: int, size: int, generator: Generator | None) -> list[int]:
+    """``torch.randint(high=high, size=(size,), dtype=torch.int64, generator=generator).tolist()``."""
+    with drawing_from(generator, _cpu().backend):
+        return lc.randint(0, high, (size,), device="cpu").tolist()
+
+
 def _random64(generator: Generator | None) -> int:
     """``torch.empty((), dtype=torch.int64).random_(generator=g).item()``: one 64-bit word, 63 bits kept."""
     with drawing_from(generator, _cpu().backend):
@@ -76,9 +82,11 @@ class RandomSampler(lucid_data.RandomSampler):
             generator = Generator().manual_seed(_random64(None))
         k = self.num_samples
         if self.replacement:
-            with drawing_from(generator, _cpu().backend):
-                for size in [32] * (k // 32) + [k % 32]:
-                    yield from lc.randint(0, n, (size,), device="cpu").tolist()
+            # chunks of 32 as PyTorch draws them; each chunk is drawn with the generator swapped in and yielded
+            # after it is swapped out, so the consumer's own draws between chunks (dropout, init) stay global
+            for chunk in range(k // 32 + 1):
+                size = 32 if chunk < k // 32 else k % 32
+                yield from _randint(n, size, generator)
             return
         for _ in range(k // n):
             yield from _randperm(n, generator)

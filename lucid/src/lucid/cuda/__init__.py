@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import lucid_core as lc
 
-from ._device import _gpu, has_cuda
+from .._device import _gpu, has_cuda
 
 
 def is_available() -> bool:
@@ -55,3 +55,16 @@ def empty_cache() -> None:
 def is_initialized() -> bool:
     """Whether a GPU is ready to use."""
     return has_cuda()
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether the GPU computes in bfloat16 (every Lucid GPU backend holds bfloat16; False without a GPU)."""
+    return has_cuda()
+
+
+def __getattr__(name: str) -> object:
+    if name == "amp":  # ``lucid.cuda.amp``, PyTorch's deprecated spellings, loaded on first use
+        import importlib
+
+        return importlib.import_module(f"{__name__}.amp")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
