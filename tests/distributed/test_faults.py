@@ -7,9 +7,9 @@ import time
 from ._launch import run_job
 
 
-def _run(mode: str) -> tuple[int, str, float]:
+def _run(mode: str, **env: str) -> tuple[int, str, float]:
     start = time.monotonic()
-    proc = run_job(2, "faults.py", mode, timeout=60)
+    proc = run_job(2, "faults.py", mode, timeout=60, **env)
     return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start
 
 
@@ -36,7 +36,7 @@ def test_a_rank_that_stops_answering_times_out_the_others() -> None:
 
 
 def test_an_abort_that_stalls_still_ends_the_job() -> None:
-    rc, out, took = _run("abort_stalls")
+    rc, out, took = _run("abort_stalls", LUCID_DIST_ABORT_BACKSTOP="1")
     assert rc == 3 and took < 30, out  # the aborting rank exits by itself; the launcher then stops the other
 
 

@@ -18,8 +18,8 @@ from lucid_core import Tensor
 
 from ._communicator import Communicator, FlatGradients, ReduceOp, Work, write_into
 
-#: seconds after MPI_Abort before the aborting rank exits by itself
-_ABORT_BACKSTOP_S = 5.0
+#: seconds after MPI_Abort before the aborting rank exits by itself (``$LUCID_DIST_ABORT_BACKSTOP``, default 5)
+_ABORT_BACKSTOP_S = float(os.environ.get("LUCID_DIST_ABORT_BACKSTOP", "5"))
 
 INSTALL_HINT = "pip install mpi4py mpich (or: pip install 'lucid-distributed[mpi]')"
 
