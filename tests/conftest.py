@@ -65,3 +65,20 @@ def device(backend: str) -> lc.Device:
 @pytest.fixture(autouse=True)
 def _seeded() -> None:
     lc.manual_seed(0)
+
+
+#: test files whose tests start processes, pools or timers of their own (MPI ranks, loader workers, fresh venvs,
+#: subprocess examples, thread-pool and timeout checks): under pytest-xdist they all run on one worker, one at a
+#: time, while the other workers take the in-process tests
+_ONE_AT_A_TIME = (
+    "tests/distributed/", "tests/integration/", "tests/data/test_data_workers.py",
+    "tests/backends/test_numpy_threads.py", "tests/backends/test_numpy_pool.py", "tests/nn/test_thread_determinism.py",
+    "tests/core/test_registry_threads.py", "tests/nn/test_checkpoint_faults.py",
+)  # fmt: skip
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        if path.startswith(_ONE_AT_A_TIME):
+            item.add_marker(pytest.mark.xdist_group("processes"))

@@ -286,5 +286,6 @@ def test_every_differentiable_core_op_has_a_forward_rule() -> None:
     missing = sorted(
         c.__qualname__ for c in _all_functions() if c.differentiable and c.jvp is None and not c.linear
         and "backward" in {k for b in c.__mro__ if b is not Function for k in vars(b)}
+        and c.__name__ != "CompiledBackward"  # a compiled forward's node (compiled functions run eagerly here)
     )  # fmt: skip
     assert not missing, f"differentiable ops without a jvp rule: {missing}"

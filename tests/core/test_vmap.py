@@ -132,7 +132,10 @@ def _functions() -> list[type]:
 
 
 #: abstract bases (never applied themselves) and ops PyTorch refuses under vmap too
-_NO_RULE = {"_Triangle", "_NoGrad", "_Extremum", "_Logical", "_Index", "_Unary", "_CheckpointFunction"}
+# CompiledBackward: the node of a compiled forward, never applied (compiled functions run eagerly under vmap)
+_NO_RULE = {
+    "_Triangle", "_NoGrad", "_Extremum", "_Logical", "_Index", "_Unary", "_CheckpointFunction", "CompiledBackward",
+}  # fmt: skip
 
 
 def test_every_op_of_lucid_core_and_lucid_nn_has_a_batching_rule() -> None:

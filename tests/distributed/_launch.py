@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import random
+import socket
 import subprocess
 import sys
 import tempfile
@@ -37,8 +39,8 @@ def run_job(
         cmd = script
     elif kind == "mpi":
         cmd = [launcher("mpi"), "-n", str(n), *script]
-    else:
-        cmd = [launcher("mlx"), "-n", str(n), "--backend", "ring", *script]
+    else:  # the ring on ports of its own: a job just before may still hold mlx.launch's default ones
+        cmd = [launcher("mlx"), "-n", str(n), "--backend", "ring", "--starting-port", str(_free_ports(n)), *script]
     with tempfile.TemporaryDirectory() as out:
         proc = subprocess.run(
             cmd, capture_output=True, text=True, timeout=timeout, env=clean_env(LUCID_TEST_OUT=out, **env)
@@ -48,7 +50,28 @@ def run_job(
     return proc
 
 
+def _free_ports(n: int) -> int:
+    """The first of ``n`` consecutive TCP ports on localhost that nothing listens on now."""
+    rng = random.Random()
+    for _ in range(100):
+        base = rng.randrange(20000, 30000)
+        socks = []
+        try:
+            for p in range(base, base + n):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                socks.append(s)
+                s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free range of TCP ports for mlx.launch's ring")
+
+
 def ok_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
     """The ``ok ...`` lines the workers reported, one per rank; the job's output on failure."""
     assert proc.returncode == 0, f"job failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-4000:]}"
+    assert proc.reports, f"the job ended without a report from any rank:\n{proc.stdout}\n{proc.stderr[-4000:]}"  # type: ignore[attr-defined]
     return [ln for ln in proc.reports if ln.startswith("ok ")]  # type: ignore[attr-defined]

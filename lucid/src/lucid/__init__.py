@@ -63,6 +63,7 @@ from .amp import (
     set_autocast_cpu_dtype,
     set_autocast_cpu_enabled,
 )
+from .compiler import compile  # noqa: A004 - torch.compile (lucid.compiler holds the rest)
 
 # these replace names of the star imports above: the default dtype is lucid_core's switch (not _functions'
 # fixed float32), and the random functions take PyTorch's generator= (a lucid.Generator)
@@ -109,6 +110,7 @@ _SUBMODULES = {
     "distributed",
     "autograd",
     "func",
+    "compiler",
     "cuda",
     "backends",
     "accelerator",

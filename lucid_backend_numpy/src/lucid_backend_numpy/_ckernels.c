@@ -1109,6 +1109,24 @@ static PyObject *address(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return PyLong_FromVoidPtr(p);
 }
 
+/* Blocks of 16 float64 uniforms to normals, as PyTorch's scalar NormalFill16<double>: the platform's libm log,
+ * cos and sin one value at a time (NumPy's float64 ufuncs use SVML where AVX-512 is present, which differs from
+ * libm in the last bit now and then). Not vectorized, so no vector math library stands in for libm. */
+LUCID_EXPORT __attribute__((optimize("no-tree-vectorize"))) void lucid_box_muller_f64(const double *u, double *out,
+                                                                                       ptrdiff_t blocks) {
+    const double two_pi = 2.0 * 3.14159265358979323846;
+    for (ptrdiff_t b = 0; b < blocks; b++) {
+        const double *ub = u + 16 * b;
+        double *ob = out + 16 * b;
+        for (int j = 0; j < 8; j++) {
+            double radius = sqrt(-2.0 * log(1.0 - ub[j]));
+            double theta = two_pi * ub[8 + j];
+            ob[j] = radius * cos(theta);
+            ob[8 + j] = radius * sin(theta);
+        }
+    }
+}
+
 static PyMethodDef methods[] = {
     {"address", (PyCFunction)(void (*)(void))address, METH_FASTCALL, "address(array, offset=0) -> int"},
     {NULL, NULL, 0, NULL}};

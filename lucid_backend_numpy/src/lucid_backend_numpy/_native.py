@@ -109,6 +109,7 @@ def load() -> Any:
     # a sum of products: terms, m, n, k, A and B (address, term, row, column strides), C, its row stride, slices
     lib.lucid_gemm_sum_f32.argtypes = [n, n, n, n, p, n, n, n, p, n, n, n, p, n, i]
     lib.lucid_gemm_sum_f32.restype = i
+    lib.lucid_box_muller_f64.argtypes, lib.lucid_box_muller_f64.restype = [p, p, n], None  # uniforms, out, blocks
     lib.lucid_simd_level.argtypes = []
     lib.lucid_set_simd_level.argtypes = [ctypes.c_int]
     lib.lucid_simd_level.restype = lib.lucid_set_simd_level.restype = ctypes.c_int

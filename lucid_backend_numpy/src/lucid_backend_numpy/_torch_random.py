@@ -32,6 +32,7 @@ The same code runs on every machine, so the numbers do not depend on the CPU Luc
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Any
@@ -175,16 +176,29 @@ def _box_muller32(u: Any, mean: Any, std: Any) -> Any:
 
 
 def _box_muller64(u: Any, mean: float, std: float) -> Any:
-    """Blocks of 16 float64 uniforms to normals, as PyTorch's scalar ``NormalFill16<double>``."""
-    u1 = 1.0 - u[:, :8]
-    radius = np.sqrt(-2.0 * np.log(u1))
-    theta = (2.0 * math.pi) * u[:, 8:]
+    """Blocks of 16 float64 uniforms to normals, as PyTorch's scalar ``NormalFill16<double>``: libm's ``log``,
+    ``cos`` and ``sin`` (the compiled loop; NumPy's ufuncs where it is not built, which use SVML instead of libm
+    on AVX-512 machines and may then differ from PyTorch in the last bit)."""
+    lib = _libm_loops()
     out = np.empty_like(u)
-    out[:, :8] = radius * np.cos(theta)
-    out[:, 8:] = radius * np.sin(theta)
+    if lib is not None and u.flags.c_contiguous:
+        lib.lucid_box_muller_f64(u.ctypes.data, out.ctypes.data, u.shape[0])
+    else:
+        u1 = 1.0 - u[:, :8]
+        radius = np.sqrt(-2.0 * np.log(u1))
+        theta = (2.0 * math.pi) * u[:, 8:]
+        out[:, :8] = radius * np.cos(theta)
+        out[:, 8:] = radius * np.sin(theta)
     if (mean, std) != (0.0, 1.0):
         out = _fma64(out, std, mean)
     return out
+
+
+@functools.cache
+def _libm_loops() -> Any:
+    from . import _native
+
+    return _native.load()
 
 
 class TorchGenerator:

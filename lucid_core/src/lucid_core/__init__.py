@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import _dtypes as _dt
 from . import _views as _views  # views that alias their base (loaded early: Tensor's write path calls it)
 from . import amp as amp  # mixed precision: autocast and PyTorch's op lists (a submodule, as torch.amp)
+from . import compiler as compiler  # graph capture: compile(fn) records one run and replays it (a submodule)
 from . import fft, linalg
 from . import fused as fused  # optimizers' fused updates (a submodule, not in the Array API namespace)
 from . import special as special  # torch.special's engine (a submodule, not in the Array API namespace)

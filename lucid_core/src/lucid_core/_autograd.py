@@ -15,6 +15,7 @@ from __future__ import annotations
 
 __all__ = ["Function", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad", "backward"]
 
+import functools
 import heapq
 import weakref
 from collections.abc import Sequence
@@ -137,6 +138,8 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the op on ``args`` (Tensors and constants) and record it for backward."""
+        if _trace is not None and not _trace.depth:  # lucid_core.compiler is recording: it runs the op and notes it
+            return _trace.apply(cls, args, kwargs)
         if _vmap_dispatch is not None:  # inside vmap: an op with a batched argument runs by its batching rule
             res = _vmap_dispatch(cls, args, kwargs)
             if res is not None:
@@ -206,6 +209,27 @@ _new = object.__new__
 #: while a dual level is open, ``_fw_levels`` non-empty: the one check every op pays)
 _push_tangents: Any = None
 
+#: the recorder of ``lucid_core.compiler`` while a compiled function is traced (None otherwise: one more check
+#: per op; the ops run as usual and the recorder notes them, the backward engine reports its nodes and sums)
+_trace: Any = None
+
+
+def traced_check(fn: Any) -> Any:
+    """Mark ``fn`` as a check of tensors' values that returns nothing or raises (index bounds, probabilities).
+
+    A compiled function's plan then calls it again on every replay, so the error is raised as eagerly, instead
+    of recording the values it read as guards (a bound that moves with the data would abandon every replay)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        rec = _trace
+        if rec is None or rec.depth:
+            return fn(*args, **kwargs)
+        return rec.check(fn, args, kwargs)
+
+    return wrapper
+
+
 #: ``lucid_core.func._vmap.dispatch`` while a vmap is active (None otherwise: the one check each op pays)
 _vmap_dispatch: Any = None
 #: the module ``lucid_core.func._vmap``, set when it loads (it sits above this module)
@@ -262,7 +286,7 @@ def apply_unary(cls: type[Function], x: Tensor) -> Tensor:
     """``cls.apply(x)`` for a built-in (native) op of one Tensor: the same node and result, without packing
     ``*args`` or looping over them (the hot path of unary ops; tests compare it with ``apply``)."""
     device = x._device
-    if device.context is not None or _vmap_dispatch is not None:
+    if device.context is not None or _vmap_dispatch is not None or _trace is not None:
         return cls.apply(x)
     ctx = _new(cls)
     ctx.device = device
@@ -291,7 +315,12 @@ def apply_binary(cls: type[Function], a: Tensor, b: Any) -> Tensor:
     :func:`apply_unary` (the hot path of arithmetic operators)."""
     device = a._device
     tb = isinstance(b, Tensor)
-    if device.context is not None or (tb and b._device is not device) or _vmap_dispatch is not None:
+    if (
+        device.context is not None
+        or (tb and b._device is not device)
+        or _vmap_dispatch is not None
+        or _trace is not None
+    ):
         return cls.apply(a, b)  # apply reports mixed devices (and dispatches batched arguments under vmap)
     ctx = _new(cls)
     ctx.device = device
@@ -486,7 +515,7 @@ def run_backward(
             if w is None:
                 leaf_sums[id(x)] = [x, gx]
             else:
-                w[1] = w[1] + gx
+                w[1] = w[1] + gx if _trace is None else _trace.add(w[1], gx)
             return
         if raw:
             gx = _wrap(gx, x._device)
@@ -532,7 +561,7 @@ def run_backward(
             b[i] = gx
         else:
             prev = b[i]
-            b[i] = gx if prev is None else prev + gx
+            b[i] = gx if prev is None else (prev + gx if _trace is None else _trace.add(prev, gx))
         b[i + 1] = x
 
     prev_mode = _mode.enabled
@@ -545,6 +574,8 @@ def run_backward(
                     "did you create it under no_grad() or from tensors that do not require grad?"
                 )
             g = _seed_grad(t, g)
+            if _trace is not None:
+                _trace.seed(g, raw)
             handed.add(id(g._data))
             route(t, g._data if raw else g, None)
         if edges:
@@ -585,7 +616,9 @@ def run_backward(
                     if isinstance(x, Tensor) and x._box is not None:
                         _check_saved_inputs(node)
                         break
-            if raw:
+            if _trace is not None and raw:
+                gxs = _trace.backward(node, buf, n_out)
+            elif raw:
                 fn = node.backward_raw
                 if fn is not None and node.device.context is None:
                     gxs = fn(node, buf[0]) if n_out == 1 else fn(node, *buf[0::2])  # buf holds arrays
@@ -594,6 +627,8 @@ def run_backward(
                 else:
                     gxs = _backward_raw(node, buf, n_out)
             else:
+                if _trace is not None and not _trace.depth:
+                    _trace.higher_order()
                 gxs = node.backward(node, buf[0]) if n_out == 1 else node.backward(node, *buf[0::2])
             del buf  # the outputs may die now
             if type(gxs) is not tuple:
@@ -625,7 +660,7 @@ def run_backward(
                                 b[i] = gx
                             else:
                                 prev = b[i]
-                                b[i] = gx if prev is None else prev + gx
+                                b[i] = gx if prev is None else (prev + gx if _trace is None else _trace.add(prev, gx))
                             b[i + 1] = x
                             continue
                     route(x, gx, 0)

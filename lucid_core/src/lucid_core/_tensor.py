@@ -625,6 +625,8 @@ class Tensor:
         write = self._device.backend.inplace
         if write is None or (_fw_levels and _FWD.involved(self, other)):
             return False  # (a tangent must follow the write: the op path computes it)
+        if _write_hook is not None:  # lucid_core.compiler is recording: it gives the target and operand their slots
+            _write_hook(self, other)
         if op == "divide" and self._data.dtype not in self._device.float_natives:
             return False  # true division of an integer tensor makes floats: not a write into its memory
         if _mode.enabled and self._requires_grad:
@@ -658,6 +660,9 @@ class Tensor:
         b.version += 1
         return True
 
+
+#: the recorder's ``before_write`` while lucid_core.compiler traces a function (None otherwise)
+_write_hook: Any = None
 
 #: lucid_core._views, set when it loads (it sits above this module: it needs the autograd engine)
 _VIEWS: Any = None

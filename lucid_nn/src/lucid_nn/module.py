@@ -18,6 +18,9 @@ from lucid_core import Parameter, Tensor
 
 from ._hooks import BackwardHook
 
+_compiling = lc.compiler.is_compiling
+_guard_attr = lc.compiler.guard_attr
+
 # hook tables of every Module, and the flag tables whose entries share a hook's id
 _HOOK_FLAGS: dict[str, tuple[str, ...]] = {
     "_forward_pre_hooks": ("_forward_pre_hooks_with_kwargs",),
@@ -155,6 +158,15 @@ class Module:
         return result if res is None else res
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        compiled = self.__dict__.get("_compiled_call")
+        if compiled is not None and not _compiling():  # after Module.compile()
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """The call itself: hooks around ``forward`` (PyTorch's ``_call_impl``)."""
+        if _compiling():  # a compiled function's plan holds for this module's mode only (train/eval)
+            _guard_attr(self, "training")
         if not (
             self._forward_pre_hooks
             or self._forward_hooks
@@ -605,10 +617,14 @@ class Module:
         return self
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
-        """PyTorch's ``Module.compile`` (``torch.compile`` in place): a no-op until graph capture lands (issue 36).
+        """PyTorch's ``Module.compile``: this module's calls go through ``lucid_core.compiler.compile`` from now on.
 
-        Every argument is accepted and ignored; the module keeps running eagerly with the same results.
-        """
+        Keywords are ``compile``'s (``fullgraph``, ...). The module object stays the same (its ``__call__`` is
+        replaced on the instance), so optimizers, state dicts and hooks see no difference."""
+        if args:
+            raise TypeError("Module.compile takes keyword arguments only (fullgraph=..., mode=...)")
+        compiled = lc.compiler.compile(self._call_impl, **kwargs)
+        object.__setattr__(self, "_compiled_call", compiled)
         return None
 
     # -- state dict ----------------------------------------------------------------------------------

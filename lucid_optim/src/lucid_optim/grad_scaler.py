@@ -154,6 +154,7 @@ class GradScaler:
                         g.copy_((g.astype(lc.float32) * inv_scale).astype(g.dtype))
         return {k: v.astype(lc.float32) for k, v in found.items()}
 
+    @lc.compiler.opaque
     def unscale_(self, optimizer: Optimizer) -> None:
         """Divide ``optimizer``'s gradients by the scale, in place (once per optimizer per iteration).
 
@@ -172,6 +173,7 @@ class GradScaler:
         state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, False)
         state["stage"] = OptState.UNSCALED
 
+    @lc.compiler.opaque
     def step(self, optimizer: Optimizer, *args: Any, **kwargs: Any) -> Any:
         """Unscale (unless :meth:`unscale_` already did) and run ``optimizer.step()`` if every gradient is finite.
 
@@ -196,6 +198,7 @@ class GradScaler:
         return retval
 
     # -- update -----------------------------------------------------------------------------------------------------
+    @lc.compiler.opaque
     def update(self, new_scale: float | Tensor | None = None) -> None:
         """Adapt the scale for the next iteration (or set it to ``new_scale``), and start a new iteration."""
         if not self._enabled:
@@ -211,7 +214,7 @@ class GradScaler:
                 if new_scale.size != 1 or new_scale.requires_grad:
                     raise AssertionError(reason)
                 value = float(new_scale.reshape(()).item())
-            self._scale = lc.full((), value, dtype=lc.float32, device=scale.device)
+            self._store("_scale", value, lc.float32, scale.device)
         else:
             found = [f for s in self._per_optimizer_states.values() for f in s["found_inf_per_device"].values()]
             if len(found) == 0:
@@ -232,8 +235,19 @@ class GradScaler:
             n = 0
         else:
             n += 1
-        self._scale = lc.full((), s, dtype=lc.float32, device=scale.device)
-        self._growth_tracker = lc.full((), n, dtype=lc.int32, device=tracker.device)
+        self._store("_scale", s, lc.float32, scale.device)
+        self._store("_growth_tracker", n, lc.int32, tracker.device)
+
+    def _store(self, name: str, value: float, dtype: Any, device: Any) -> None:
+        """Write a new scale (or tracker) into the tensor the scaler holds, in place: a compiled step that read it
+        keeps reading the same tensor (lucid_core.compiler reads tensors from outside by identity)."""
+        new = lc.full((), value, dtype=dtype, device=device)
+        old = getattr(self, name, None)
+        if isinstance(old, Tensor) and old.device == device and old.dtype is dtype:
+            with lc.no_grad():
+                old.copy_(new)
+        else:
+            setattr(self, name, new)
 
     # -- accessors and state ----------------------------------------------------------------------------------------
     def get_scale(self) -> float:

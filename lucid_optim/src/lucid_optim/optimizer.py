@@ -50,6 +50,15 @@ class Optimizer:
             was given too, with another value (it differs from both its declared default and the override).
     """
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # a compiled function (lucid_core.compiler) calls step and zero_grad as themselves on every replay, so their
+        # Python state (step counts, lazily made moments, hyperparameters a scheduler changed) is never baked in
+        super().__init_subclass__(**kwargs)
+        for name in ("step", "zero_grad"):
+            fn = cls.__dict__.get(name)
+            if fn is not None and not getattr(fn, "__lucid_opaque__", False):
+                setattr(cls, name, lc.compiler.opaque(fn, idempotent=name == "zero_grad"))
+
     #: how :meth:`step` applies a group's ``weight_decay`` before :meth:`apply_single`: ``"l2"`` adds
     #: ``weight_decay * param`` to the gradient (after ``maximize``), ``"decoupled"`` multiplies the
     #: parameter by ``1 - lr * weight_decay`` (AdamW); a group's ``decoupled_weight_decay`` flag, where
@@ -155,6 +164,7 @@ class Optimizer:
             raise ValueError(f"Invalid weight_decay value: {wd} (expected weight_decay >= 0)")
 
     # -- gradients and steps ------------------------------------------------------------------
+    @lc.compiler.opaque(idempotent=True)
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's gradient: to ``None`` (default) or to zeros."""
         for group in self.param_groups:
@@ -173,6 +183,7 @@ class Optimizer:
         """Update ``param`` in place from ``grad`` (already negated for ``maximize``) (override)."""
         raise NotImplementedError(f"{type(self).__name__} does not implement apply_single")
 
+    @lc.compiler.opaque
     def step(self, closure: Closure | None = None) -> Tensor | float | None:
         """Update every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = None

@@ -8,6 +8,7 @@ PyTorch refuses negative indices. The check is one min and one max reduction of 
 
 from __future__ import annotations
 
+from .._autograd import traced_check
 from .._tensor import Tensor
 from ..backend import evaluate
 from . import reduction as _r
@@ -28,6 +29,7 @@ def index_bounds(index: Tensor) -> tuple[int, int]:
     return int(lo.item()), int(hi.item())
 
 
+@traced_check
 def check_index_range(index: Tensor, size: int, name: str, dim: int | None = None, negative: bool = False) -> None:
     """Raise :class:`IndexOutOfRangeError` unless every entry of ``index`` lies in ``[0, size)``, or in
     ``[-size, size)`` where ``negative`` (counted from the end, as ``take`` and ``take_along_axis`` allow).

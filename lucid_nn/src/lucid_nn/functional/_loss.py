@@ -66,6 +66,7 @@ class ProbabilityRangeError(ValueError, RuntimeError):
     """A probability outside [0, 1]: a ``ValueError``, and the ``RuntimeError`` PyTorch raises."""
 
 
+@lc.compiler.check
 def _check_probabilities(x: Tensor, t: Tensor, name: str) -> None:
     """Raise :class:`ProbabilityRangeError` where ``x`` or ``t`` has an element outside [0, 1] (NaN included),
     with PyTorch's messages; both checks are read back together (one sync on lazy backends)."""
@@ -145,17 +146,23 @@ def _check_targets(x: Tensor, target: Tensor, name: str) -> None:
         )
 
 
+@lc.compiler.check  # a compiled plan checks again on every replay, rather than guarding on the bounds it read
+def _check_classes(safe: Tensor, c: int, name: str, ignore_index: int) -> None:
+    """Raise unless every target (ignored ones stood in for by 0) is a class index in [0, c)."""
+    lo, hi = index_bounds(safe)  # (under vmap: every example's targets at once)
+    if lo < 0 or hi >= c:
+        raise IndexError(
+            f"{name}: target values must be in [0, {c}) or ignore_index ({ignore_index}), got [{lo}, {hi}]"
+        )
+
+
 def _picked(x: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, name: str) -> tuple[Tensor, Tensor]:
     """``(x[n, target[n], ...], weight[target] * (target != ignore_index))`` for a batched (N, C, ...) input."""
     c = x.shape[1]
     valid = target != ignore_index
     safe = lc.where(valid, target, lc.zeros_like(target))
     if target.size:
-        lo, hi = index_bounds(safe)  # (under vmap: every example's targets at once)
-        if lo < 0 or hi >= c:
-            raise IndexError(
-                f"{name}: target values must be in [0, {c}) or ignore_index ({ignore_index}), got [{lo}, {hi}]"
-            )
+        _check_classes(safe, c, name, ignore_index)
     picked = lc.squeeze(lc.take_along_axis(x, lc.expand_dims(safe, axis=1), axis=1), axis=1)
     w = lc.astype(valid, x.dtype)
     if weight is not None:

@@ -136,6 +136,17 @@ def bilinear(x1: Tensor, x2: Tensor, weight: Tensor, bias: Tensor | None = None)
     return y.reshape(*lead, out)
 
 
+@lc.compiler.check  # a compiled plan checks again on every replay, rather than guarding on the bounds it read
+def _check_rows(x: Tensor, n: int) -> None:
+    """Raise unless every index in ``x`` names one of ``n`` rows (negative ones too, as PyTorch)."""
+    lo, hi = index_bounds(x)  # one read-back of both
+    if lo < 0 or hi >= n:
+        raise IndexOutOfRangeError(
+            f"embedding: index out of range: indices span [{lo}, {hi}] but there are {n} rows "
+            f"(expected 0 <= index < {n})"
+        )
+
+
 def embedding(x: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:  # fmt: skip
     """Rows of ``weight`` picked by the integer tensor ``x``; the ``padding_idx`` row gets no gradient.
@@ -149,12 +160,7 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: int | None = None, max_nor
         raise TypeError(f"embedding: indices must be an integer tensor, got {x.dtype.name}")
     n = weight.shape[0]
     if x.size:
-        lo, hi = index_bounds(x)  # one read-back of both
-        if lo < 0 or hi >= n:  # negative indices too, as PyTorch (they are not counted from the end)
-            raise IndexOutOfRangeError(
-                f"embedding: index out of range: indices span [{lo}, {hi}] but there are {n} rows "
-                f"(expected 0 <= index < {n})"
-            )
+        _check_rows(x, n)
     if max_norm is not None:
         # PyTorch renormalises, in place, only the rows this lookup touches
         with lc.no_grad():

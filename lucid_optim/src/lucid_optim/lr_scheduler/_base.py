@@ -8,6 +8,8 @@ import copy
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+import lucid_core as lc
+
 from ..optimizer import Optimizer
 
 T = TypeVar("T")
@@ -32,6 +34,13 @@ class LRScheduler:
             ``initial_lr``), a larger value resumes and needs ``initial_lr`` in every group.
         verbose: print the learning rates whenever they change.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # compiled functions call a scheduler's step as itself on every replay (lucid_core.compiler.opaque)
+        super().__init_subclass__(**kwargs)
+        fn = cls.__dict__.get("step")
+        if fn is not None and not getattr(fn, "__lucid_opaque__", False):
+            cls.step = lc.compiler.opaque(fn)
 
     _not_saved: tuple[str, ...] = ("optimizer",)
 
@@ -68,6 +77,7 @@ class LRScheduler:
         """The learning rates for ``self.last_epoch``, one per param group (override)."""
         raise NotImplementedError(f"{type(self).__name__} does not implement get_lr")
 
+    @lc.compiler.opaque
     def step(self, epoch: int | None = None) -> None:
         """Advance one step (or jump to ``epoch``, using the closed form where there is one)."""
         self._step_count += 1
