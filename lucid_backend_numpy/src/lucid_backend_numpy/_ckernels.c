@@ -704,7 +704,9 @@ LUCID_KERNEL(max_pool2_f32,
 /* The gradient of max_pool2, routed as PyTorch does: each tile's gy goes to its first maximum in row-major
  * order (a NaN is its tile's maximum), every other element gets +0; rows and columns beyond the last whole
  * tile get 0. The NumPy kernel's bits (a select, so an inf or NaN gy stays in its winner only). */
-LUCID_INLINE int tile_hit_f32(float v, float m) { return v == m || v != v; }
+/* bitwise | and &, never || and &&: short-circuits are branches, which kept the loops below from vectorizing
+ * (2.1 ms for W2's first pooling gradient; 0.29 ms branch-free, the same bits) */
+LUCID_INLINE int tile_hit_f32(float v, float m) { return (v == m) | (v != v); }
 LUCID_INLINE void max_pool2_grad_f32_body(const float *restrict gy, const float *restrict x,
                                           const float *restrict y, float *restrict out, ptrdiff_t planes,
                                           ptrdiff_t h, ptrdiff_t w, ptrdiff_t k1, ptrdiff_t k2, ptrdiff_t o1,
@@ -719,12 +721,14 @@ LUCID_INLINE void max_pool2_grad_f32_body(const float *restrict gy, const float 
                 float *restrict s0 = op + 2 * i * w, *restrict s1 = s0 + w;
                 for (ptrdiff_t j = 0; j < o2; j++) {
                     const float m = yr[j], g = gr[j];
-                    const int a = tile_hit_f32(r0[2 * j], m), b = tile_hit_f32(r0[2 * j + 1], m);
-                    const int c = tile_hit_f32(r1[2 * j], m), d = tile_hit_f32(r1[2 * j + 1], m);
+                    const int a = tile_hit_f32(r0[2 * j], m);
+                    const int b = tile_hit_f32(r0[2 * j + 1], m) & !a;
+                    const int c = tile_hit_f32(r1[2 * j], m) & !(a | b);
+                    const int d = tile_hit_f32(r1[2 * j + 1], m) & !(a | b | c);
                     s0[2 * j] = a ? g : 0.0f;
-                    s0[2 * j + 1] = (b && !a) ? g : 0.0f;
-                    s1[2 * j] = (c && !a && !b) ? g : 0.0f;
-                    s1[2 * j + 1] = (d && !a && !b && !c) ? g : 0.0f;
+                    s0[2 * j + 1] = b ? g : 0.0f;
+                    s1[2 * j] = c ? g : 0.0f;
+                    s1[2 * j + 1] = d ? g : 0.0f;
                 }
             } else
                 for (ptrdiff_t j = 0; j < o2; j++) {
@@ -733,7 +737,7 @@ LUCID_INLINE void max_pool2_grad_f32_body(const float *restrict gy, const float 
                     int taken = 0;
                     for (ptrdiff_t a = 0; a < k1; a++)
                         for (ptrdiff_t b = 0; b < k2; b++) {
-                            const int win = !taken && tile_hit_f32(xp[at + a * w + b], m);
+                            const int win = !taken & tile_hit_f32(xp[at + a * w + b], m);
                             op[at + a * w + b] = win ? g : 0.0f;
                             taken |= win;
                         }
