@@ -268,3 +268,15 @@ def test_ops_of_other_threads_are_not_recorded(device) -> None:
         worker.join()
     entry = next(iter(cf.cache.values()))[0]
     assert sum(1 for s in entry.plan.steps if s.kind == "op") == 2
+
+
+def test_setting_the_random_state_inside_keeps_the_function_eager(device) -> None:
+    def f(x):
+        lc.manual_seed(5)
+        return x + lc.randn(*x.shape, device=x.device)
+
+    cf = compiler.compile(f)
+    x = lc.zeros((4,), device=device)
+    outs = [cf(x).numpy().tobytes() for _ in range(4)]
+    assert len(set(outs)) == 1 and outs[0] == f(x).numpy().tobytes()  # the same draw every call, as eagerly
+    assert cf.stats["replays"] == 0 and "random state was set" in cf.explain()

@@ -471,6 +471,15 @@ class Recorder:
             self.keep.append(out)
         return out
 
+    def reseed(self, backend: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``manual_seed`` or a ``generator=`` draw inside the function: replayed draws would use the wrong stream."""
+        if not self.depth and self.reason is None:
+            try:
+                self.give_up("the random state was set inside the function (manual_seed, or a draw with generator=)")
+            except UncapturableError:
+                pass
+        return getattr(backend.__class__, name)(backend, *args, **kwargs)
+
     def read(self, backend: Any, how: str, array: Any) -> Any:
         """A read of values into Python (``item``, ``bool``, ``tolist``, ``numpy``): a value guard, or a break."""
         value = getattr(backend.__class__, how)(backend, array)
@@ -685,6 +694,9 @@ class _Installed:
             for name in _DRAWS:
                 if hasattr(b.__class__, name) and name not in inst:
                     self._patch(b, name, lambda *a, _b=b, _n=name, **k: rec.draw(_b, _n, a, k))
+            for name in ("seed", "set_rng_state"):
+                if name not in inst:
+                    self._patch(b, name, lambda *a, _b=b, _n=name, **kw: rec.reseed(_b, _n, a, kw))
             for how in ("to_list", "to_numpy", "to_bytes"):
                 if how not in inst:
                     self._patch(b, how, lambda array, _b=b, _h=how: rec.read(_b, _h, array))
