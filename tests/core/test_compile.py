@@ -280,3 +280,61 @@ def test_setting_the_random_state_inside_keeps_the_function_eager(device) -> Non
     outs = [cf(x).numpy().tobytes() for _ in range(4)]
     assert len(set(outs)) == 1 and outs[0] == f(x).numpy().tobytes()  # the same draw every call, as eagerly
     assert cf.stats["replays"] == 0 and "random state was set" in cf.explain()
+
+
+def test_a_backend_hook_may_take_a_pure_plan(device) -> None:
+    calls = []
+
+    class Plugin:
+        @lc.hookimpl
+        def lucid_compile_plan(self, backend, pure):
+            if backend is not device.backend:
+                return None
+
+            def run(*arrays):
+                calls.append(len(arrays))
+                return pure(*arrays)
+
+            return run
+
+    plugin = Plugin()
+    lc.plugin_manager.register(plugin, name="test-compile-plan")
+    try:
+        w = lc.asarray([1.0, 2.0, 3.0], device=device, requires_grad=True)
+
+        def f(x):
+            (lc.tanh(w * x).sum()).backward()  # the gradient lands in w.grad: a write after the last op
+            return lc.exp(x) * 2.0
+
+        cf = compiler.compile(f)
+        x = lc.asarray([0.5, -1.0, 2.0], device=device)
+        for _ in range(4):
+            w.grad = None
+            got, got_grad = cf(x), w.grad
+            w.grad = None
+            want, want_grad = f(x), w.grad
+            assert _same(got, want) and _same(got_grad, want_grad)
+    finally:
+        lc.plugin_manager.unregister(plugin)
+    assert len(calls) == 2 and calls[0] >= 2  # the two replays went through the plugin's function, given x and w
+    assert "backend's compiler" in cf.explain()
+
+
+def test_mlx_compiles_pure_plans_and_can_decline(monkeypatch) -> None:
+    if "mlx" not in [b.name for b in lc.backends() if b.status == "ok"]:
+        pytest.skip("the MLX backend is not installed")
+    dev = lc.get_backend("mlx").default_device
+
+    def chain(x):
+        y = x
+        for _ in range(20):
+            y = lc.exp(lc.tanh(y * 1.0001 + 0.001) - x)
+        return y
+
+    for flag, taken in (("1", True), ("0", False)):
+        monkeypatch.setenv("LUCID_MLX_COMPILE", flag)
+        cf = compiler.compile(chain)
+        x = lc.randn(16, device=dev)
+        for _ in range(4):
+            assert _same(cf(x), chain(x))  # mx.compile's fused kernel gives eager's bits here
+        assert ("run by the mlx backend's compiler" in cf.explain()) is taken

@@ -41,3 +41,15 @@ def lucid_register_communicators(register: Callable[[type], None]) -> None:
     transport library (mpi4py, mlx) when the class is instantiated, not here. The core checks
     each name as it arrives (non-empty, unique) and reports problems naming this plugin.
     """
+
+
+# -- graph capture (lucid_core.compiler) ---------------------------------------------------------------
+@hookspec(firstresult=True)
+def lucid_compile_plan(backend: Backend, pure: Callable[..., tuple]) -> Callable[..., tuple] | None:
+    """Take over a compiled function's plan: return a faster equivalent of ``pure``, or None to decline.
+
+    ``pure(*arrays) -> tuple of arrays`` is the plan as a pure function of native arrays of ``backend`` (every
+    step an op's forward, a node's ``backward_raw`` or a sum; no in-place writes, draws, value reads or Python
+    calls: plans that have them are not offered). The core calls the returned function instead on every replay
+    and checks nothing about it: it must give ``pure``'s results (the MLX plugin returns ``mx.compile(pure)``).
+    """

@@ -162,12 +162,59 @@ class Plan:
         self.source, self._fn, self._bwd = _generate(
             rec, out_spec, rec.mutated if self.guards else set(), rec.aot_split
         )
+        self.backend_fn: Any = None  # a backend's compiled form of the pure plan (lucid_compile_plan), if any
+        self._offer(rec, out_spec)
+
+    def _offer(self, rec: Recorder, out_spec: Any) -> None:
+        """Offer the plan, as a pure function, to the backends' ``lucid_compile_plan`` hook."""
+        pure = _pure(rec, out_spec)
+        if pure is None:
+            return
+        device, fn, inputs, outs = pure
+        from .._registry import plugin_manager
+
+        taken = plugin_manager.hook.lucid_compile_plan(backend=device.backend, pure=fn)
+        if taken is None:
+            return
+        self.backend_fn = taken
+        self.backend_name = device.backend.name
+        self._pure_inputs = [
+            (s.kind, s.fields.get("pos"), s.fields.get("obj"), s.fields.get("grad_none")) for s in inputs
+        ]
+        self._pure_outs = outs
+        self._pure_writes = [s for s in rec.steps if s.kind in ("set_data", "set_grad")]
+        self._grads = _grad_touched(rec.steps)
+
+    def _replay_backend(self, flat_args: list[Any]) -> list[Any]:
+        """Replay through the backend's compiled pure function: read the inputs, call it, write, wrap."""
+        st = _ReplayState(flat_args)
+        arrays = []
+        for kind, pos, obj, grad_none in self._pure_inputs:
+            if kind == "arg":
+                arrays.append(flat_args[pos]._data)
+            elif kind == "read":
+                if id(obj) in self._grads and (obj._grad is None) is not grad_none:
+                    raise _abandon("a .grad changed from what the plan expects", st)
+                arrays.append(obj._data)
+            else:
+                arrays.append(_read_grad(obj, st))
+        results = self.backend_fn(*arrays)
+        by_slot = dict(zip(self._pure_outs, results))
+        for w in self._pure_writes:
+            f = w.fields
+            if w.kind == "set_data":
+                f["obj"]._set_data(by_slot[f["src"]])
+            else:
+                f["obj"]._grad = None if f["src"] is None else _new_tensor(by_slot[f["src"]], f["dev"])
+        return [sp[1] if sp[0] == "c" else _new_tensor(by_slot[sp[1]], sp[2]) for sp in self.out_spec]
 
     def summary(self) -> str:
         kinds: dict[str, int] = {}
         for s in self.steps:
             kinds[s.kind] = kinds.get(s.kind, 0) + 1
         text = ", ".join(f"{n} {k}" for k, n in kinds.items())
+        if self.backend_fn is not None:
+            text += f"; run by the {self.backend_name} backend's compiler (lucid_compile_plan)"
         guards = "; ".join(f"value read at {g.where}" for g in self.guards)
         return text + (f"; guards: {guards}" if guards else "")
 
@@ -203,6 +250,8 @@ class Plan:
 
     def replay(self, flat_args: list[Any]) -> list[Any]:
         """Run the plan on the flattened arguments; the output leaves (with their graph: ``CompiledBackward``)."""
+        if self.backend_fn is not None:
+            return self._replay_backend(flat_args)
         if not self.aot:
             return self._fn(flat_args, _ReplayState(flat_args))
         outs, saved = self._fn(flat_args, _ReplayState(flat_args))
@@ -270,6 +319,40 @@ def _generate(rec: Recorder, out_spec: Any, copy_reads: set[int], split: int | N
     bsrc = "def backward(saved, gys, st):\n" + "\n".join(unpack + gys) + "\n" + _with_deletes(bwd, bwd_tail)
     source = fsrc + "\n" + bsrc
     return source, _compile(fsrc, k.g, "forward"), _compile(bsrc, k.g, "backward")
+
+
+#: the step kinds a pure plan (offered to a backend's ``lucid_compile_plan`` hook) may have
+_PURE = frozenset({"op", "backward", "add", "arg", "read", "read_grad", "const", "set_data", "set_grad"})
+
+
+def _pure(rec: Recorder, out_spec: Any) -> tuple[Any, Any, list[Step], list[Any]] | None:
+    """The plan as a pure function of native arrays, for a backend to compile: ``(backend, pure, inputs, outputs)``
+    where ``inputs`` are the steps that read arrays (arguments, outside tensors, grads) and ``outputs`` the output
+    leaves' slots then the written tensors' (None where the plan does not qualify: one device, no AOT backward,
+    only the kinds in ``_PURE``, every write after the last op)."""
+    if rec.aot_split is not None or not rec.steps or any(s.kind not in _PURE for s in rec.steps):
+        return None
+    devices = {id(d): d for d in rec.devices.values() if d is not None}
+    if len(devices) != 1:
+        return None
+    (device,) = devices.values()
+    kinds = [s.kind for s in rec.steps]
+    last_compute = max((i for i, kd in enumerate(kinds) if kd in ("op", "backward", "add")), default=-1)
+    if any(kd in ("set_data", "set_grad") and i < last_compute for i, kd in enumerate(kinds)):
+        return None
+    k = _Namer()
+    inputs = [s for s in rec.steps if s.kind in ("arg", "read", "read_grad")]
+    writes = [s for s in rec.steps if s.kind in ("set_data", "set_grad") and s.fields["src"] is not None]
+    body = [_emit(s, rec, k, set(), set()) for s in rec.steps if s.kind in ("op", "backward", "add", "const")]
+    outs = [sp[1] for sp in out_spec if sp[0] == "s"] + [s.fields["src"] for s in writes]
+    params = ", ".join(f"v{s.fields['out']}" for s in inputs)
+    ret = ", ".join(f"v{o}" for o in outs)
+    source = f"def pure({params}):\n" + _with_deletes(body, [[f"    return ({ret}{',' if ret else ''})"]])
+    try:
+        fn = _compile(source, k.g, "pure")
+    except SyntaxError:  # more than 255 arguments on an old Python, or the like: no offer
+        return None
+    return device, fn, inputs, outs
 
 
 def _defined(groups: list[list[str]]) -> set[str]:
