@@ -11,7 +11,7 @@ warming up (and, compiled, after its first two calls, which record and confirm t
 as the compile time). The table gives each configuration's median over rounds and the ratio to PyTorch eager at
 the same threads. ``torch.compile`` needs a C++ compiler; where it fails its column reads the error's type.
 
-Run: ``python benchmarks/bench_compile.py [--only W3,W2,W5,GPT] [--rounds 3] [--seconds 1.5]``.
+Run: ``python benchmarks/bench_compile.py [--only W3,W2,W5,GPT] [--rounds 3] [--seconds 1.5] [--device mlx]``.
 """
 
 from __future__ import annotations
@@ -31,8 +31,27 @@ WORKLOADS = ("W3", "W1", "W2", "W5", "GPT", "MNIST")
 CONFIGS = (("lucid", "eager"), ("lucid", "compile"), ("torch", "eager"), ("torch", "compile"))
 
 
+def _lucid_chain_grad(x: object, n_ops: int) -> object:
+    """bench_core's chain, returning the gradient (a compiled plan computes what it returns; the timing loop
+    evaluates it, which a lazy backend such as MLX needs to compute anything)."""
+    import lucid_core as lc
+
+    y = x
+    for _ in range(n_ops // 5):
+        y = y * 1.0001
+        y = y + 0.001
+        y = lc.tanh(y)
+        y = y - x
+        y = lc.exp(y)
+    y.sum().backward()
+    g = x.grad
+    x.grad = None
+    return g
+
+
 def _worker(framework: str, mode: str, workload: str, threads: str, seconds: float) -> None:
-    """Build one step, compile it if asked, time it; print one JSON line."""
+    """Build one step, compile it if asked, time it; print one JSON line (Lucid on ``$LUCID_BENCH_DEVICE``)."""
+    device = os.environ.get("LUCID_BENCH_DEVICE", "numpy")
     sys.path.insert(0, HERE)
     if framework == "lucid":
         os.environ["LUCID_BENCH_NO_TORCH"] = "1"
@@ -57,23 +76,32 @@ def _worker(framework: str, mode: str, workload: str, threads: str, seconds: flo
         if threads == "1":
             lc.set_num_threads(1)
         if workload == "W3":
-            x = lc.randn(16, requires_grad=True)
-            step = lambda: bw.lucid_chain(x)  # noqa: E731
+            x = lc.randn(16, requires_grad=True, device=device)
+            step = lambda: _lucid_chain_grad(x, bw.N_OPS)  # noqa: E731
         else:
-            step = bw.lucid_train_step(workload, "numpy")
+            step = bw.lucid_train_step(workload, device)
         if mode == "compile":
             step = lucid.compile(step)
+    run = step
+    if framework == "lucid":
+        import lucid_core as lc
+
+        def run() -> None:  # evaluate what the step returns (lazy backends compute only then)
+            out = step()
+            if isinstance(out, lc.Tensor):
+                lc.eval(out)
+
     t0 = time.perf_counter()
-    step()
-    step()
+    run()
+    run()
     compile_s = time.perf_counter() - t0
     for _ in range(3):
-        step()
+        run()
     times = []
     end = time.perf_counter() + seconds
     while time.perf_counter() < end or len(times) < 5:
         t = time.perf_counter()
-        step()
+        run()
         times.append(time.perf_counter() - t)
     out = {"median": statistics.median(times), "compile_s": compile_s, "steps": len(times)}
     if framework == "lucid" and mode == "compile":
@@ -99,6 +127,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=1.5)
     parser.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile (slow to compile)")
+    parser.add_argument("--device", default="numpy", help="Lucid's device (numpy, mlx)")
     parser.add_argument(
         "--torch-python",
         default=sys.executable,
@@ -110,11 +139,12 @@ def main() -> None:
         fw, mode, w, th, s = args.worker
         _worker(fw, mode, w, th, float(s))
         return
+    os.environ["LUCID_BENCH_DEVICE"] = args.device
     configs = [c for c in CONFIGS if not (args.no_torch_compile and c == ("torch", "compile"))]
     workloads = args.only.split(",")
     print(f"{date.today()}, {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"command: python benchmarks/bench_compile.py --only {args.only} --rounds {args.rounds} --seconds "
-          f"{args.seconds}{' --no-torch-compile' if args.no_torch_compile else ''}")  # fmt: skip
+          f"{args.seconds} --device {args.device}{' --no-torch-compile' if args.no_torch_compile else ''}")  # fmt: skip
     results: dict = {}
     for _ in range(args.rounds):
         for w in workloads:

@@ -471,6 +471,21 @@ class Recorder:
             self.keep.append(out)
         return out
 
+    def evaluate(self, backend: Any, arrays: tuple[Any, ...]) -> Any:
+        """``lucid_core.eval`` inside the function (a lazy backend computes here): recorded, so a replay computes too."""
+        out = backend.__class__.eval(backend, *arrays)
+        if not self.depth and self.reason is None:
+            try:
+                if out is not None:
+                    self.give_up(f"the {backend.name} backend's eval hands back new arrays (a lazy graph to rebind)")
+                slots = [self.slot_of.get(id(a)) for a in arrays]
+                if any(s is None for s in slots):
+                    self.give_up("an eval of arrays no recorded step made")
+                self.steps.append(Step("eval", backend=backend, srcs=tuple(slots)))
+            except UncapturableError:
+                pass
+        return out
+
     def reseed(self, backend: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``manual_seed`` or a ``generator=`` draw inside the function: replayed draws would use the wrong stream."""
         if not self.depth and self.reason is None:
@@ -694,6 +709,8 @@ class _Installed:
             for name in _DRAWS:
                 if hasattr(b.__class__, name) and name not in inst:
                     self._patch(b, name, lambda *a, _b=b, _n=name, **k: rec.draw(_b, _n, a, k))
+            if "eval" not in inst:
+                self._patch(b, "eval", lambda *arrays, _b=b: rec.evaluate(_b, arrays))
             for name in ("seed", "set_rng_state"):
                 if name not in inst:
                     self._patch(b, name, lambda *a, _b=b, _n=name, **kw: rec.reseed(_b, _n, a, kw))

@@ -485,6 +485,9 @@ def _emit(step: Step, rec: Recorder, k: Any, copy_reads: set[int], grads: set[in
     elif kind == "check":
         wrapped = _wrapped(f["args"], k)
         emit(f"    {k(f['fn'])}({wrapped}{',' if wrapped else ''} **{k(f['kwargs'])})")
+    elif kind == "eval":
+        b = f["backend"]
+        emit(f"    {k(b.__class__.eval)}({k(b)}, {', '.join(f'v{x}' for x in f['srcs'])})")
     elif kind == "scatter":
         emit(f"    v{f['out']} = {k(f['info'].scatter)}({k(f['device'])}, v{f['base']}, v{f['src']})")
     elif kind == "draw":
@@ -580,6 +583,8 @@ def _step_difference(
             if isinstance(x, _Const) and _const_key(x.value) != _const_key(y.value):
                 return f"a check's Python value changed ({x.value!r}, then {y.value!r})"
         return None
+    if a.kind == "eval":
+        return None if fa["srcs"] == fb["srcs"] else "a different eval"
     if a.kind == "scatter":
         same = all(fa[n] == fb[n] for n in ("base", "src", "out")) and _chain_key(fa["info"]) == _chain_key(fb["info"])
         return None if same else "a different write through a view"
