@@ -472,7 +472,7 @@ class Recorder:
         return out
 
     def evaluate(self, backend: Any, arrays: tuple[Any, ...]) -> Any:
-        """``lucid_core.eval`` inside the function (a lazy backend computes here): recorded, so a replay computes too."""
+        """``lucid_core.eval`` inside the function (a lazy backend computes there): recorded, so replays compute."""
         out = backend.__class__.eval(backend, *arrays)
         if not self.depth and self.reason is None:
             try:
