@@ -1,9 +1,8 @@
 """Compiled modules: ``compile_module(m)`` (``torch.compile(module)``) and ``Module.compile()`` (in place).
 
-A compiled module's forward is a :class:`lucid_core.compiler.CompiledFunction` of the module's own ``__call__``
-(hooks included), so it replays a plan where the call can be captured: under ``no_grad`` (inference), or as
-part of a compiled training step. A forward whose outputs need a graph (training through a compiled module with
-an eager ``loss.backward()``) runs eagerly, with the same results; compile the whole step to capture backward.
+A compiled module's forward is a :class:`lucid_core.compiler.CompiledFunction` of the module's own call (hooks
+included): under ``no_grad`` it replays the recorded forward; with grad, its outputs get the recorded backward
+(``CompiledBackward``), so ``loss.backward()`` and the optimizer work as with the eager module.
 """
 
 from __future__ import annotations
