@@ -31,24 +31,6 @@ WORKLOADS = ("W3", "W1", "W2", "W5", "GPT", "MNIST")
 CONFIGS = (("lucid", "eager"), ("lucid", "compile"), ("torch", "eager"), ("torch", "compile"))
 
 
-def _lucid_chain_grad(x: object, n_ops: int) -> object:
-    """bench_core's chain, returning the gradient (a compiled plan computes what it returns; the timing loop
-    evaluates it, which a lazy backend such as MLX needs to compute anything)."""
-    import lucid_core as lc
-
-    y = x
-    for _ in range(n_ops // 5):
-        y = y * 1.0001
-        y = y + 0.001
-        y = lc.tanh(y)
-        y = y - x
-        y = lc.exp(y)
-    y.sum().backward()
-    g = x.grad
-    x.grad = None
-    return g
-
-
 def _worker(framework: str, mode: str, workload: str, threads: str, seconds: float) -> None:
     """Build one step, compile it if asked, time it; print one JSON line (Lucid on ``$LUCID_BENCH_DEVICE``)."""
     device = os.environ.get("LUCID_BENCH_DEVICE", "numpy")
@@ -77,7 +59,9 @@ def _worker(framework: str, mode: str, workload: str, threads: str, seconds: flo
             lc.set_num_threads(1)
         if workload == "W3":
             x = lc.randn(16, requires_grad=True, device=device)
-            step = lambda: _lucid_chain_grad(x, bw.N_OPS)  # noqa: E731
+            from bench_core import lucid_chain_grad
+
+            step = lambda: lucid_chain_grad(x)  # noqa: E731
         else:
             step = bw.lucid_train_step(workload, device)
         if mode == "compile":

@@ -343,3 +343,14 @@ def test_mlx_compiles_pure_plans_and_can_decline(monkeypatch) -> None:
         for _ in range(4):
             assert _same(cf(x), chain(x))  # mx.compile's fused kernel gives eager's bits here
         assert ("run by the mlx backend's compiler" in cf.explain()) is taken
+
+
+def test_reset_forgets_every_plan(device) -> None:
+    cf = compiler.compile(lambda x: x * 3.0)
+    x = lc.ones((2,), device=device)
+    for _ in range(3):
+        cf(x)
+    assert cf.cache
+    compiler.reset()
+    assert not cf.cache
+    assert _same(cf(x), x * 3.0) and cf.stats["traces"] == 3  # records again

@@ -266,17 +266,7 @@ def _batched_result(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str
     ctx.xp = ctx.device.xp
     if requires and _mode.enabled and cls.differentiable:
         ctx.backward_raw = None
-        ctx.inputs = args
-        ctx.generation = gen
-        ctx._retain = False
-        ctx._versions = _versions(args) if boxed else None
-        refs = []
-        for i, t in enumerate(outs):
-            t._node = ctx
-            t._out_idx = i
-            t._requires_grad = True
-            refs.append(weakref.ref(t))
-        ctx.outputs = tuple(refs)
+        link_outputs(ctx, args, outs, gen, boxed)
     if _fw_levels:
         _push_tangents(cls, ctx, args, kwargs, outs)
     return out
@@ -424,18 +414,24 @@ def _wrap_outputs(
     canonical = device.backend.canonical
     outs = tuple(_new_tensor(canonical(o), device) for o in out)
     if requires:
-        ctx.inputs = args
-        ctx.generation = gen
-        ctx._retain = False
-        ctx._versions = _versions(args) if boxed else None
-        refs = []
-        for i, t in enumerate(outs):
-            t._node = ctx
-            t._out_idx = i
-            t._requires_grad = True
-            refs.append(weakref.ref(t))
-        ctx.outputs = refs
+        link_outputs(ctx, args, outs, gen, boxed)
     return outs
+
+
+def link_outputs(ctx: Function, inputs: tuple[Any, ...], outs: Sequence[Tensor], gen: int, boxed: bool) -> None:
+    """Make ``ctx`` the node of several outputs ``outs`` over ``inputs`` at generation ``gen`` (``boxed``: some
+    input was written or viewed, so their versions are recorded): what ``apply`` does for a tuple result."""
+    ctx.inputs = inputs
+    ctx.generation = gen
+    ctx._retain = False
+    ctx._versions = _versions(inputs) if boxed else None
+    refs = []
+    for i, t in enumerate(outs):
+        t._node = ctx
+        t._out_idx = i
+        t._requires_grad = True
+        refs.append(weakref.ref(t))
+    ctx.outputs = tuple(refs)
 
 
 def _unwrap(o: Any, cls: type) -> Any:

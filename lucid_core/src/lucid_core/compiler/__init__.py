@@ -29,6 +29,7 @@ __all__ = [
 import functools
 import os
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -120,6 +121,10 @@ def _autocast_key() -> Any:
     return (tuple(sorted(st.enabled.items())), tuple(sorted((k, v.name) for k, v in st.dtype.items())))
 
 
+#: every compiled function alive, for :func:`reset`
+_LIVE: weakref.WeakSet[CompiledFunction] = weakref.WeakSet()
+
+
 class _Entry:
     """One cache entry: a plan on probation (``candidate``), a plan in use (``plan``), or eager for ``reason``."""
 
@@ -145,6 +150,7 @@ class CompiledFunction:
         self.cache: dict[Any, list[_Entry]] = {}
         self.stats = {"traces": 0, "replays": 0, "eager": 0, "abandoned": 0}
         functools.update_wrapper(self, fn)
+        _LIVE.add(self)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:  # a compiled method binds like a function
         return self if obj is None else functools.partial(self, obj)
@@ -398,4 +404,6 @@ def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
 
 
 def reset() -> None:
-    """Nothing global is cached (each compiled function owns its plans): kept for ``torch.compiler.reset``."""
+    """Forget the plans of every compiled function alive (``torch.compiler.reset``): each records again."""
+    for cf in list(_LIVE):
+        cf.reset()

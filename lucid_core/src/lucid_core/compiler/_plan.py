@@ -129,18 +129,9 @@ def _attach(plan: Plan, inputs: tuple[Any, ...], outs: list[Tensor], saved: Any)
             gen = n.generation + 1
         if x._box is not None:
             boxed = True
-    node.generation = gen
-    node._retain = False
-    node._versions = ag._versions(inputs) if boxed else None
     node.plan, node.saved = plan, saved
     node.like = [(tuple(t._data.shape), t._data.dtype) for t in outs]
-    refs = []
-    for i, t in enumerate(outs):
-        t._node = node
-        t._out_idx = i
-        t._requires_grad = True
-        refs.append(weakref.ref(t))
-    node.outputs = tuple(refs)
+    ag.link_outputs(node, inputs, outs, gen, boxed)
 
 
 class Plan:
