@@ -39,6 +39,7 @@ setup(
                 "src/lucid_backend_numpy/_ckernels.c",
                 "src/lucid_backend_numpy/_pool.c",
                 "src/lucid_backend_numpy/_gemm.c",
+                "src/lucid_backend_numpy/_gemm_bf16.c",
             ],
             depends=["src/lucid_backend_numpy/_pool.h"],
             optional=True,

@@ -198,6 +198,12 @@ def _row_key(np: Any, z: Any, key: Any, values: Any) -> tuple[Any, Any] | None:
     return index, values.reshape(index.size, *z.shape[1:])
 
 
+def _cast(np: Any, x: Any, dtype: Any) -> Any:
+    """``x.astype(dtype)``, between float32 and bfloat16 in one compiled pass where it applies (same bits)."""
+    out = _parallel.convert_bf16(np, x, np.dtype(dtype))
+    return x.astype(dtype) if out is None else out
+
+
 def _namespace(compat: Any, np: Any) -> Any:
     """``array_api_compat.numpy`` with NumPy-specific fixes, as a plain namespace (no lookup overhead)."""
     ns = types.SimpleNamespace(**{k: getattr(compat, k) for k in dir(compat) if not k.startswith("__")})
@@ -207,7 +213,11 @@ def _namespace(compat: Any, np: Any) -> Any:
 
     def matmul(a: Any, b: Any, /) -> Any:
         if a.dtype == bf16 or b.dtype == bf16:  # float32 products rounded once, as PyTorch's CPU bfloat16 GEMM
-            return matmul(a.astype(np.float32), b.astype(np.float32)).astype(bf16)
+            if a.dtype == b.dtype:
+                out = _parallel.gemm_bf16(np, a, b)  # AVX512_BF16, where the CPU has it
+                if out is not None:
+                    return out
+            return _cast(np, matmul(_cast(np, a, np.float32), _cast(np, b, np.float32)), bf16)
         # batched matmul on a non-contiguous operand (a transposed view in backward) leaves BLAS
         # for a slow loop; one copy is far cheaper
         if a.ndim > 2 and not a.flags.c_contiguous:
@@ -250,6 +260,10 @@ def _namespace(compat: Any, np: Any) -> Any:
     def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
         if dtype == bf16 and x.dtype == f64:
             x = _narrowed_to_float32(np, x)  # PyTorch rounds float64 to float32, then to bfloat16
+        if (dtype == bf16 or x.dtype == bf16) and x.dtype != dtype:
+            out = _parallel.convert_bf16(np, x, np.dtype(dtype))
+            if out is not None:
+                return out
         return base_astype(x, dtype, copy=copy)
 
     ns.matmul = matmul
@@ -343,6 +357,13 @@ def _kernels(np: Any) -> dict[str, Any]:
     def relu_grad(gy: Any, x: Any) -> Any:
         # gy's bits AND an all-ones/zeros mask: four passes and bit-identical to where(x > 0, gy, 0),
         # about 8x faster than np.where's data-dependent branch
+        if gy.dtype == x.dtype == bf16 and gy.shape == x.shape:
+            # x > 0 on bfloat16's patterns: 0x0001 (the smallest positive) to 0x7F80 (+inf), whose `bits - 1`
+            # is below 0x7F80 (ml_dtypes' own comparison converts each element through float)
+            keep = np.subtract(np.ascontiguousarray(x).view(np.uint16), np.uint16(1), dtype=np.uint16)
+            np.less(keep, np.uint16(0x7F80), out=keep, casting="unsafe")
+            np.multiply(keep, np.ascontiguousarray(gy).view(np.uint16), out=keep)
+            return keep.view(bf16)
         if gy.dtype != x.dtype or gy.shape != x.shape or gy.ndim == 0 or gy.dtype.itemsize not in uint_of:
             return np.where(x > 0, gy, np.zeros_like(gy))
         g, xs = np.ascontiguousarray(gy).reshape(-1), np.ascontiguousarray(x).reshape(-1)
@@ -418,10 +439,24 @@ def _kernels(np: Any) -> dict[str, Any]:
         native.lucid_par_adadelta_step_f32(_ptr(p), _ptr(g), _ptr(v), _ptr(u), p.size, _ptr(c), lr != 1, 0, parts)
         return p, v, u
 
+    bf16 = _bfloat16(np)
+
     def linear(x: Any, w: Any, b: Any) -> Any:
+        if x.dtype == bf16 or w.dtype == bf16:
+            return linear_bf16(x, w, b)
         if b is not None and (b.dtype != x.dtype or b.shape != w.shape[:1]):
             return np.matmul(x, w.T) + b  # (not a case lucid_nn sends)
         return _split_matmul(np, np.matmul, x, w.T, b)
+
+    def linear_bf16(x: Any, w: Any, b: Any) -> Any:
+        # float32 sums of bfloat16 products plus the bias, rounded once: on the AVX512_BF16 product, or widened
+        if x.dtype == w.dtype and (b is None or (b.dtype == x.dtype and b.shape == w.shape[:1])):
+            out = _parallel.gemm_bf16(np, x, w.T, None if b is None else b.astype(np.float32))
+            if out is not None:
+                return out
+        wide = [None if a is None else _cast(np, a, np.float32) if a.dtype == bf16 else a for a in (x, w, b)]
+        out = linear(*wide)
+        return _cast(np, out, bf16) if out.dtype == np.float32 else out
 
     fallback = _NumpyDevice()  # the composed defaults, for the cases the fused kernels leave to them
     table = {
@@ -447,8 +482,9 @@ def _kernels(np: Any) -> dict[str, Any]:
 
 #: kernels that take bfloat16 arrays through float32: ml_dtypes' own bfloat16 loops are slow (a GEMM has none:
 #: NumPy's object-like fallback) and PyTorch's CPU bfloat16 kernels compute in float32 and round once too
+#: (``linear`` does its own: the AVX512_BF16 product where the CPU has one)
 BF16_IN_FLOAT32 = (
-    "linear", "einsum", "conv", "conv_bias", "conv_input_grad", "conv_weight_grad", "softmax", "log_softmax",
+    "einsum", "conv", "conv_bias", "conv_input_grad", "conv_weight_grad", "softmax", "log_softmax",
     "logsumexp", "sigmoid", "erf", "gelu", "gelu_grad", "layer_norm", "layer_norm_grad", "cross_entropy",
     "cross_entropy_grad", "scaled_dot_product_attention", "scaled_dot_product_attention_grad", "channel_sum",
 )  # fmt: skip
@@ -468,7 +504,7 @@ def _bfloat16_kernels(np: Any, table: dict[str, Any]) -> dict[str, Any]:
             low = next((a.dtype for a in args if type(a) is ndarray and a.dtype in narrow), None)
             if low is None:
                 return kernel(*args)
-            wide = [a.astype(f32) if type(a) is ndarray and a.dtype == low else a for a in args]
+            wide = [_cast(np, a, f32) if type(a) is ndarray and a.dtype == low else a for a in args]
             return rounded(kernel(*wide), low)
 
         run.__name__ = f"{name}_in_float32"
@@ -478,7 +514,7 @@ def _bfloat16_kernels(np: Any, table: dict[str, Any]) -> dict[str, Any]:
         if isinstance(out, tuple):
             return tuple(rounded(o, low) for o in out)
         if isinstance(out, ndarray) and out.dtype == f32:
-            return out.astype(low)
+            return _cast(np, out, low)
         return out
 
     bf16, f16 = _bfloat16(np), np.dtype(np.float16)

@@ -45,6 +45,7 @@ compiled pool's workers, and while it is busy the compiled kernels run their sli
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import sys
 import threading
@@ -113,8 +114,8 @@ costs microseconds while its workers spin; measured: benchmarks/RESULTS.md)."""
 _lock = threading.Lock()
 _state: dict[str, Any] = {"n": 1, "pool": None, "blas": None, "blas_n": None, "blas_low": False, "busy_until": 0.0}
 # the compiled kernels' pool (_pool.c); "gemm": the library when its float32 product (_gemm.c: AVX-512 or AVX2 + FMA)
-# runs here
-_compiled: dict[str, Any] = {"lib": None, "routed": [], "callback": None, "gemm": None}
+# runs here; "gemm_bf16": the library when its bfloat16 product (_gemm_bf16.c: AVX512_BF16) does
+_compiled: dict[str, Any] = {"lib": None, "routed": [], "callback": None, "gemm": None, "gemm_bf16": None}
 _local = threading.local()  # .worker is True on the pool's threads: a nested split runs serially
 
 
@@ -208,6 +209,7 @@ def attach_native(lib: Any) -> None:
             "CPU has AVX-512 or AVX2 with FMA, the default) or '0' (always NumPy's BLAS)"
         )
     _compiled["gemm"] = lib if gemm_choice == "1" and lib.lucid_gemm_available() else None
+    _compiled["gemm_bf16"] = lib if gemm_choice == "1" and lib.lucid_gemm_bf16_available() else None
 
 
 def _openblas_hooks() -> tuple[Any, Any, int] | None:
@@ -332,7 +334,7 @@ def gemm(np: Any, a: Any, b: Any, bias: Any = None) -> Any:
 
 
 def _strided(x: Any, nb: int) -> tuple[int, int, int, int] | None:
-    """(address, batch stride, row stride, column stride) in elements for a stack of ``nb`` float32 matrices,
+    """(address, batch stride, row stride, column stride) in elements for a stack of ``nb`` matrices,
     each C-contiguous or a transpose (a 2-D ``x`` is shared: batch stride 0), or None where the matrices are
     otherwise strided or the stack has no single batch stride. Never a copy: the address must stay valid while
     the caller holds ``x``."""
@@ -349,10 +351,11 @@ def _strided(x: Any, nb: int) -> tuple[int, int, int, int] | None:
         span = stride * size
     if x.ndim > 2 and count != nb:
         return None
-    rs, cs = x.strides[-2] // 4, x.strides[-1] // 4
+    size = x.itemsize
+    rs, cs = x.strides[-2] // size, x.strides[-1] // size
     if min(rs, cs, sb) < 0 or (rs != 1 and cs != 1):
         return None
-    return x.__array_interface__["data"][0], sb // 4, rs, cs
+    return x.__array_interface__["data"][0], sb // size, rs, cs
 
 
 def gemm_into(np: Any, a: Any, b: Any, out: Any) -> bool:
@@ -374,6 +377,65 @@ def gemm_into(np: Any, a: Any, b: Any, out: Any) -> bool:
         return False
     c = out.__array_interface__["data"][0]
     return lib.lucid_gemm_batch_f32(nb, m, n, k, *pa, *pb, c, m * n, n, 1) == 0
+
+
+def gemm_bf16(np: Any, a: Any, b: Any, bias: Any = None) -> Any:
+    """``a @ b`` for bfloat16 operands (2-D, or stacks of matrices with one batch stride, each C-contiguous or a
+    transpose; a 2-D operand is shared by the stack) on the compiled AVX512_BF16 product (``_gemm_bf16.c``):
+    float32 products and sums, rounded to bfloat16 once, as PyTorch's CPU bfloat16 GEMM; ``+ bias`` (2-D only: a
+    C-contiguous float32 vector of ``b``'s columns) is added to the float32 sums before the rounding. None where it
+    does not apply (no such CPU, not built, ``LUCID_NUMPY_GEMM=0``, other layouts, products too small to gain): then the
+    caller multiplies in float32 and rounds, which gives the same numbers within float32 rounding."""
+    lib = _compiled["gemm_bf16"]
+    if lib is None or a.ndim < 2 or b.ndim < 2:
+        return None
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    if b.shape[-2] != k or m * n * k < GEMM_MIN_WORK // 4 or min(m, n) < 16:
+        return None
+    if bias is not None and (bias.dtype != np.float32 or bias.shape != (n,) or not bias.flags.c_contiguous):
+        return None
+    try:
+        lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        return None
+    nb = math.prod(lead)
+    if (a.ndim > 2 and a.shape[:-2] != lead) or (b.ndim > 2 and b.shape[:-2] != lead) or nb == 0:
+        return None
+    ua, ub = a.view(np.uint16), b.view(np.uint16)
+    pa, pb = _strided(ua, nb), _strided(ub, nb)
+    if pa is None or pb is None:
+        return None
+    out = np.empty((*lead, m, n), dtype=a.dtype)
+    c = out.__array_interface__["data"][0]
+    parts = compiled_parts(max(-(-n // 32), -(-m // 12)), m * n * k // 32)
+    if nb == 1 and a.ndim == b.ndim == 2:
+        done = lib.lucid_gemm_bf16(m, n, k, pa[0], pa[2], pa[3], pb[0], pb[2], pb[3], c, n, ptr(bias), parts)
+    elif bias is not None:
+        return None
+    else:
+        done = lib.lucid_gemm_batch_bf16(nb, m, n, k, *pa, *pb, c, m * n, n, parts)
+    return out if done == 0 else None
+
+
+#: the smallest conversion worth the compiled loop (below it the ctypes call costs more than ml_dtypes' loop)
+CONVERT_MIN = 2048
+
+
+def convert_bf16(np: Any, x: Any, dtype: Any) -> Any:
+    """``x.astype(dtype)`` between float32 and bfloat16 (``x`` C-contiguous) in one compiled pass: ml_dtypes' bits
+    (to nearest, ties to even; a NaN becomes the quiet NaN of its sign), ~10x faster than its loop. None where it
+    does not apply (other dtypes or layouts, small arrays, kernels not built): the caller converts."""
+    lib = _compiled["lib"]
+    if lib is None or x.size < CONVERT_MIN or not x.flags.c_contiguous:
+        return None
+    to_bf16 = x.dtype == np.float32
+    if to_bf16 == (x.dtype.name == "bfloat16") or dtype.name != ("bfloat16" if to_bf16 else "float32"):
+        return None
+    out = np.empty(x.shape, dtype=dtype)
+    parts = compiled_parts(x.size, 3 * x.size)
+    (lib.lucid_f32_to_bf16 if to_bf16 else lib.lucid_bf16_to_f32)(ptr(x), ptr(out), x.size, parts)
+    return out
 
 
 def gemm_on() -> bool:
