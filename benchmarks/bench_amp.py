@@ -6,13 +6,13 @@
     ``bench_workloads.py``, one train step in float32 and one with forward and loss under
     ``autocast("cpu", dtype=bfloat16)``, in milliseconds.
 
-Lucid runs in this process; PyTorch runs the same code (written once against PyTorch's API, ``mod`` is ``lucid``
-or ``torch``) in its own process, with ``--torch-python`` naming its interpreter. Medians of ``--repeat`` runs.
-Indicative only on a shared machine. Run: ``python benchmarks/bench_amp.py [--torch-python PATH] [--repeat N]``.
+Each framework runs the same code (written once against PyTorch's API, ``mod`` is ``lucid`` or ``torch``) in its
+own process, at its default threads and then at one thread, in one invocation; ``--torch-python`` names PyTorch's
+interpreter. Medians of ``--repeat`` runs. Indicative only on a shared machine. Run:
+``python benchmarks/bench_amp.py [--torch-python PATH] [--repeat N]``.
 
-On this project's build machine (AVX2, no AVX512_BF16/AMX) the NumPy backend's bfloat16 product is float32's
-product on widened operands, rounded once: slower than float32 by the two conversions. A ``vdpbf16ps`` GEMM
-would need that hardware to be built and checked (docs/amp.md).
+Where the CPU has AVX512_BF16 the NumPy backend's bfloat16 product is ``_gemm_bf16.c`` (``vdpbf16ps``); elsewhere
+it is float32's product on widened operands, rounded once: slower than float32 by the two conversions.
 """
 
 from __future__ import annotations
@@ -101,39 +101,51 @@ def measure(mod: Any, repeat: int) -> dict[str, float]:
     return out
 
 
+def _child(framework: str, threads: int | None, repeat: int) -> None:
+    """Measure one framework in this process (at its default threads, or at ``threads``) and print JSON."""
+    if framework == "torch":
+        import torch as mod
+    else:
+        import lucid as mod
+    if threads is not None:
+        mod.set_num_threads(threads)
+    print(json.dumps(measure(mod, repeat)))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=15)
     p.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON", "/work/torchvenv/bin/python"))
-    p.add_argument("--child", choices=["torch"], help=argparse.SUPPRESS)
+    p.add_argument("--child", choices=["lucid", "torch"], help=argparse.SUPPRESS)
+    p.add_argument("--threads", type=int, default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
-    if args.child == "torch":
-        import torch
-
-        torch.set_num_threads(int(os.environ.get("BENCH_THREADS", os.cpu_count() or 1)))
-        print(json.dumps(measure(torch, args.repeat)))
+    if args.child:
+        _child(args.child, args.threads, args.repeat)
         return
-    import lucid
-
-    results = {"lucid": measure(lucid, args.repeat)}
-    try:
-        done = subprocess.run(
-            [args.torch_python, __file__, "--child", "torch", "--repeat", str(args.repeat)],
-            capture_output=True, text=True, check=True, timeout=1800,
-        )  # fmt: skip
-        results["torch"] = json.loads(done.stdout.strip().splitlines()[-1])
-    except (OSError, subprocess.SubprocessError, ValueError) as exc:
-        print(f"PyTorch not measured ({type(exc).__name__}: {exc})", file=sys.stderr)
-    keys = list(results["lucid"])
-    print(f"{'':30s}" + "".join(f"{k:>12s}" for k in results))
-    for k in keys:
-        print(f"{k:30s}" + "".join(f"{results[f][k]:12.2f}" for f in results))
-    lu = results["lucid"]
-    print(f"Lucid bf16/f32 product: {lu['product_bfloat16_gflops'] / lu['product_float32_gflops']:.2f}x (goal 1.6x)")
-    if "torch" in results:
-        t = results["torch"]
-        ratio = lu["W5_bf16_autocast_ms"] / t["W5_bf16_autocast_ms"]
-        print(f"W5 under autocast, Lucid / PyTorch: {ratio:.2f}x (goal <= 1.0x)")
+    for threads in (None, 1):  # what a user gets, then one thread; each framework in its own process
+        results = {}
+        for name, python in (("lucid", sys.executable), ("torch", args.torch_python)):
+            cmd = [python, __file__, "--child", name, "--repeat", str(args.repeat)]
+            cmd += [] if threads is None else ["--threads", str(threads)]
+            try:
+                done = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=1800)
+                results[name] = json.loads(done.stdout.strip().splitlines()[-1])
+            except (OSError, subprocess.SubprocessError, ValueError) as exc:
+                print(f"{name} not measured ({type(exc).__name__}: {exc})", file=sys.stderr)
+        if "lucid" not in results:
+            continue
+        print(f"\n-- {'default threads' if threads is None else f'{threads} thread'} (medians of {args.repeat})")
+        print(f"{'':30s}" + "".join(f"{k:>12s}" for k in results))
+        for k in results["lucid"]:
+            print(f"{k:30s}" + "".join(f"{results[f][k]:12.2f}" for f in results))
+        lu = results["lucid"]
+        gain = lu["product_bfloat16_gflops"] / lu["product_float32_gflops"]
+        print(f"Lucid bf16/f32 product: {gain:.2f}x (goal >= 1.6x)")
+        if "torch" in results:
+            t = results["torch"]
+            for w in ("W1", "W5"):
+                ratio = lu[f"{w}_bf16_autocast_ms"] / t[f"{w}_bf16_autocast_ms"]
+                print(f"{w} under autocast, Lucid / PyTorch: {ratio:.2f}x" + (" (goal <= 1.0x)" if w == "W5" else ""))
 
 
 if __name__ == "__main__":
