@@ -61,6 +61,15 @@ typedef struct {
 /* the tile of A starting at row `r0` packed as kp groups of MR dwords */
 static void pack_a_tile(const bf16_job *g, ptrdiff_t r0, uint32_t *dst) {
     const ptrdiff_t k = g->k, kp = g->kp;
+    if (g->rsa == 1 && g->m - r0 >= MR) { /* a transpose (a weight gradient's g.T): a pair's rows lie side by side */
+        for (ptrdiff_t p = 0; p < kp; p++) {
+            const uint16_t *lo = g->a + 2 * p * g->csa + r0, *hi = lo + g->csa;
+            const int odd = 2 * p + 1 >= k;
+            for (ptrdiff_t r = 0; r < MR; r++)
+                dst[p * MR + r] = (uint32_t)lo[r] | (odd ? 0u : (uint32_t)hi[r] << 16);
+        }
+        return;
+    }
     for (ptrdiff_t r = 0; r < MR; r++) {
         const ptrdiff_t row = r0 + r;
         if (row >= g->m) {
@@ -90,6 +99,23 @@ static void pack_b_panel(const bf16_job *g, ptrdiff_t c0, uint16_t *dst) {
     const ptrdiff_t k = g->k, kp = g->kp, w = g->n - c0 < NR ? g->n - c0 : NR;
     const ptrdiff_t rs = g->rsb, cs = g->csb;
     const uint16_t *b = g->b + c0 * cs;
+    if (rs == 1) { /* a transpose (a linear layer's weight.T): each column's pairs are dwords side by side */
+        const ptrdiff_t full = k / 2;
+        for (ptrdiff_t j = 0; j < NR; j++) {
+            const uint16_t *col = b + j * cs;
+            uint16_t *d = dst + 2 * j;
+            if (j >= w) {
+                for (ptrdiff_t p = 0; p < kp; p++)
+                    memset(d + p * 2 * NR, 0, 2 * sizeof(uint16_t));
+                continue;
+            }
+            for (ptrdiff_t p = 0; p < full; p++)
+                memcpy(d + p * 2 * NR, col + 2 * p, 2 * sizeof(uint16_t));
+            if (k & 1)
+                d[full * 2 * NR] = col[k - 1], d[full * 2 * NR + 1] = 0;
+        }
+        return;
+    }
     for (ptrdiff_t p = 0; p < kp; p++) {
         uint16_t *d = dst + p * 2 * NR;
         const uint16_t *lo = b + 2 * p * rs, *hi = lo + rs;
