@@ -33,7 +33,7 @@ def _available() -> bool:
 needs_bf16 = pytest.mark.skipif(not _available(), reason="this CPU has no AVX512_BF16 (or the kernels are not built)")
 
 
-def _reference(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+def _reference(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None, out_dtype: object = BF16) -> np.ndarray:
     """The kernel's arithmetic, spelled out in float32 NumPy (each ``+`` rounded to nearest even)."""
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
     m, k = a.shape
@@ -51,21 +51,21 @@ def _reference(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None) -> 
         total = block if q0 == 0 else total + block
     if bias is not None:
         total = total + bias.astype(np.float32)
-    return total.astype(BF16)
+    return total.astype(out_dtype)
 
 
 def _addr(x: np.ndarray) -> int:
     return x.__array_interface__["data"][0]
 
 
-def _run(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None, parts: int = 1) -> np.ndarray:
+def _run(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None, parts: int = 1, f32: bool = False) -> np.ndarray:
     """The kernel called directly on ``a`` and ``b`` wherever they lie (any element strides)."""
     m, k = a.shape
     n = b.shape[1]
-    c = np.full((m, n + 3), np.nan, dtype=BF16)  # a wider row: the kernel must write only C's columns
+    c = np.full((m, n + 3), np.nan, dtype=np.float32 if f32 else BF16)  # wider rows: only C's columns are written
     sa, sb = (s // 2 for s in a.strides), (s // 2 for s in b.strides)
     bias_p = None if bias is None else ctypes.c_void_p(_addr(bias))
-    assert LIB.lucid_gemm_bf16(m, n, k, _addr(a), *sa, _addr(b), *sb, _addr(c), n + 3, bias_p, parts) == 0
+    assert LIB.lucid_gemm_bf16(m, n, k, _addr(a), *sa, _addr(b), *sb, _addr(c), n + 3, bias_p, int(f32), parts) == 0
     assert np.isnan(c[:, n:].astype(np.float32)).all(), "the kernel wrote past C's columns"
     return c[:, :n]
 
@@ -213,3 +213,64 @@ def test_relu_and_its_gradient_on_every_bfloat16_pattern() -> None:
     y.backward(lucid.tensor(g))
     expected_grad = np.where(as_f32 > 0, g, np.zeros_like(g))  # NaN > 0 is False: no gradient through NaN
     assert (_bits(x.grad.numpy()) == _bits(expected_grad)).all()
+
+
+@needs_bf16
+def test_float32_output_keeps_the_sums_unrounded() -> None:
+    a, b = _operands(25, 40, 300, seed=10)
+    out = _run(a, b, f32=True)
+    assert out.dtype == np.float32
+    expected = _reference(a, b, out_dtype=np.float32)
+    assert (out.view(np.uint32) == expected.view(np.uint32)).all()
+
+
+def _ulps_apart(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """How many bfloat16 steps apart two bfloat16 arrays of finite values are."""
+    ix, iy = (np.ascontiguousarray(v).view(np.int16).astype(np.int32) for v in (x, y))
+    ix, iy = (np.where(i < 0, -32768 - i, i) for i in (ix, iy))  # a monotone integer line
+    return np.abs(ix - iy)
+
+
+CONV_CASES = [(6, 16, 14, 32, 3, 1, 1, 1, "all"), (4, 8, 28, 32, 5, 2, 0, 1, "all"), (2, 1, 5, 4, 3, 1, 0, 1, "none"),
+              (4, 8, 10, 8, 3, 1, 1, 2, "none")]  # fmt: skip
+
+
+@needs_bf16
+@pytest.mark.parametrize(
+    ("n", "c", "size", "o", "k", "stride", "pad", "groups", "kernel"),
+    CONV_CASES,
+)
+def test_convolutions_and_their_gradients_in_bfloat16(
+    n: int, c: int, size: int, o: int, k: int, stride: int, pad: int, groups: int, kernel: str, monkeypatch
+) -> None:
+    """Forward, input and weight gradients of a bfloat16 convolution: float32 sums of the bfloat16 products,
+    rounded once (within a bfloat16 step of the float32 convolution on the same values, rounded), on the
+    bfloat16 product where it applies (``kernel``: all three products, or none: too small, or groups > 1)."""
+    from lucid_backend_numpy import _cnn
+
+    used = []
+
+    def spy(*args, **kwargs):
+        out = _parallel.gemm_bf16(*args, **kwargs)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(_cnn, "gemm_bf16", spy)
+    lc.get_backend("numpy").ensure_loaded()
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((n, c, size, size)).astype(BF16)
+    w = rng.standard_normal((o, c // groups, k, k)).astype(BF16)
+    b = rng.standard_normal(o).astype(BF16)
+    results = {}
+    for name, dt in (("bf16", None), ("f32", np.float32)):
+        xs, ws, bs = (lucid.tensor(v if dt is None else v.astype(dt), requires_grad=True) for v in (x, w, b))
+        y = lucid.nn.functional.conv2d(xs, ws, bs, stride=stride, padding=pad, groups=groups)
+        gy = np.random.default_rng(12).standard_normal(tuple(y.shape)).astype(BF16)
+        y.backward(lucid.tensor(gy if dt is None else gy.astype(dt)))
+        results[name] = [t.numpy() for t in (y.detach(), xs.grad, ws.grad)]
+    for got, wide in zip(results["bf16"], results["f32"]):
+        assert got.dtype == BF16
+        apart = _ulps_apart(got, wide.astype(BF16))
+        assert apart.max() <= 1 and (apart > 0).mean() < 0.01
+    expected = {"all": len(used) >= 3 and all(used), "none": not any(used)}
+    assert expected[kernel], used

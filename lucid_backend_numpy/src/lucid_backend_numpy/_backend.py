@@ -10,7 +10,7 @@ import lucid_core as lc
 from lucid_core.backend import Backend, Device
 from lucid_core.kernels import KERNELS, first_maxima, tile_keys
 
-from . import _native, _parallel, _shared
+from . import _float8, _native, _parallel, _shared
 from ._cnn import cnn_kernels
 from ._malloc import tune_malloc
 from ._native import compiled as _compiled
@@ -41,6 +41,8 @@ class NumpyBackend(Backend):
             lc.float16, lc.float32, lc.float64, lc.complex64, lc.complex128,
         )}  # fmt: skip
         self.dtypes[lc.bfloat16] = _bfloat16(np)
+        self.dtypes.update({getattr(lc, n): d for n, d in _float8.native_dtypes(np).items()})
+        self._float8 = frozenset(_float8.native_dtypes(np).values())
         from ._torch_random import TorchGenerator  # imports NumPy: here, not when the plugin loads
 
         self._rng = TorchGenerator()  # PyTorch's default seed until manual_seed
@@ -60,6 +62,8 @@ class NumpyBackend(Backend):
 
     def asarray(self, obj: Any, dtype: Any, device: Device, copy: bool | None = None) -> Any:
         native = None if dtype is None else self.native_dtype(dtype)
+        if native in self._float8 and not (isinstance(obj, self._ndarray) and obj.dtype == native):
+            obj = _float8.cast(self.np, self.np.asarray(obj), native)  # PyTorch's rounding (see _float8)
         if dtype is lc.bfloat16 and not (isinstance(obj, self._ndarray) and obj.dtype == native):
             # Python floats and float64 data round to float32 first, then to bfloat16, as PyTorch converts them
             if not (isinstance(obj, self._ndarray) and obj.dtype.kind != "f"):
@@ -257,7 +261,11 @@ def _namespace(compat: Any, np: Any) -> Any:
     base_astype = compat.astype
     f64 = np.dtype(np.float64)
 
+    float8 = frozenset(_float8.native_dtypes(np).values())
+
     def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+        if dtype in float8 and x.dtype != dtype:
+            return _float8.cast(np, x, dtype)
         if dtype == bf16 and x.dtype == f64:
             x = _narrowed_to_float32(np, x)  # PyTorch rounds float64 to float32, then to bfloat16
         if (dtype == bf16 or x.dtype == bf16) and x.dtype != dtype:
@@ -488,6 +496,8 @@ BF16_IN_FLOAT32 = (
     "logsumexp", "sigmoid", "erf", "gelu", "gelu_grad", "layer_norm", "layer_norm_grad", "cross_entropy",
     "cross_entropy_grad", "scaled_dot_product_attention", "scaled_dot_product_attention_grad", "channel_sum",
 )  # fmt: skip
+#: of those, the kernels that run bfloat16 operands on the AVX512_BF16 product themselves where the CPU has it
+BF16_OWN_PRODUCT = ("conv", "conv_bias", "conv_input_grad", "conv_weight_grad")
 #: kernels that take float16 through float32 as well: SciPy's erf answers float16 in float64 (PyTorch's CPU
 #: float16 erf and GELU compute in float32 and round once)
 F16_IN_FLOAT32 = ("erf", "gelu", "gelu_grad")
@@ -500,10 +510,14 @@ def _bfloat16_kernels(np: Any, table: dict[str, Any]) -> dict[str, Any]:
     ndarray = np.ndarray
 
     def widening(name: str, kernel: Any, narrow: tuple[Any, ...]) -> Any:
+        own_bf16 = name in BF16_OWN_PRODUCT
+
         def run(*args: Any) -> Any:
             low = next((a.dtype for a in args if type(a) is ndarray and a.dtype in narrow), None)
             if low is None:
                 return kernel(*args)
+            if own_bf16 and _parallel.gemm_bf16_on() and all(a.dtype == low for a in args if type(a) is ndarray):
+                return kernel(*args)  # the kernel's products run in bfloat16 (it widens where its product cannot)
             wide = [_cast(np, a, f32) if type(a) is ndarray and a.dtype == low else a for a in args]
             return rounded(kernel(*wide), low)
 

@@ -18,7 +18,7 @@ from typing import Any
 from lucid_core.kernels import conv_out
 
 from ._native import compiled, ptr
-from ._parallel import gemm_into, gemm_on, gemm_sum_into, parallel_batches, run_compiled
+from ._parallel import convert_bf16, gemm_bf16, gemm_into, gemm_on, gemm_sum_into, parallel_batches, run_compiled
 
 Pads = tuple[tuple[int, int], ...]
 
@@ -53,11 +53,13 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
     (``_native.load()``; None: NumPy only)."""
     as_strided = np.lib.stride_tricks.as_strided
 
-    def c_geometry(a: Any, kernel: Any, stride: Any, dilation: Any, pads: Pads, out: Any, read: bool = True) -> Any:
+    def c_geometry(
+        a: Any, kernel: Any, stride: Any, dilation: Any, pads: Pads, out: Any, read: bool = True, f32: bool = False
+    ) -> Any:
         """For a 2-D float32 convolution with (N, C, ...) operand ``a`` (C-contiguous when the compiled loop
-        ``read``s it): the compiled im2col and col2im's geometry (kh, kw, sh, sw, dh, dw, ph, pw, oh, ow);
-        else None (NumPy's copies)."""
-        if a.ndim != 4 or len(kernel) != 2 or native is None or a.dtype != np.float32:
+        ``read``s it; ``f32``: the loop's arrays are float32 whatever ``a``'s dtype): the compiled im2col and
+        col2im's geometry (kh, kw, sh, sw, dh, dw, ph, pw, oh, ow); else None (NumPy's copies)."""
+        if a.ndim != 4 or len(kernel) != 2 or native is None or (a.dtype != np.float32 and not f32):
             return None
         if read and not a.flags.c_contiguous:
             return None
@@ -184,8 +186,23 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         """y[lo:hi] = wm @ im2col(x[lo:hi]): ``wm`` (G, O/G, rows), ``cols`` (hi - lo, G, rows, P), ``y`` (N, G,
         O/G, P)."""
         im2col_rows(x, geo, groups, cols, lo, hi)
+        if cols.dtype.name == "bfloat16":  # (an autocast convolution) on the bfloat16 product, one thread
+            if groups > 1 or gemm_bf16(np, wm[0], cols[:, 0], out=y[lo:hi, 0], parts=1) is None:
+                wide = np.matmul(widened(wm if groups > 1 else wm[0]), widened(cols))
+                y[lo:hi] = convert_bf16(np, wide, y.dtype) if wide.size >= 2048 else wide.astype(y.dtype)
+            return
         if groups > 1 or not gemm_into(np, wm[0], cols, y[lo:hi]):
             np.matmul(wm if groups > 1 else wm[0], cols, out=y[lo:hi])
+
+    def widened(a: Any) -> Any:
+        """A bfloat16 array as float32 (exact)."""
+        out = convert_bf16(np, np.ascontiguousarray(a), np.dtype(np.float32))
+        return a.astype(np.float32) if out is None else out
+
+    def rounded_to(a: Any, low: Any) -> Any:
+        """A float32 array rounded to bfloat16 (nearest even) once."""
+        out = convert_bf16(np, np.ascontiguousarray(a), low)
+        return a.astype(low) if out is None else out
 
     def conv_bias(x: Any, w: Any, b: Any, stride: Any, dilation: Any, pads: Pads, groups: int) -> Any:
         n, o, cg, kernel = x.shape[0], w.shape[0], w.shape[1], tuple(w.shape[2:])
@@ -223,6 +240,10 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         im2col_rows(x, geo, groups, cols, lo, hi)
         # the transposed view goes to BLAS as a transposed operand: no copy of the columns
         cols_t = np.swapaxes(cols, -1, -2)
+        if cols.dtype.name == "bfloat16":  # float32 products of the bfloat16 operands, summed later in float32
+            if groups > 1 or gemm_bf16(np, gy[lo:hi, 0], cols_t[:, 0], out=out[lo:hi, 0], parts=1) is None:
+                out[lo:hi] = np.matmul(widened(gy[lo:hi]), widened(cols_t))
+            return
         if groups > 1 or not gemm_into(np, gy[lo:hi], cols_t, out[lo:hi]):
             out[lo:hi] = np.matmul(gy[lo:hi], cols_t)
 
@@ -243,13 +264,16 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         summed = weight_grad_summed(x, g4, geo, ck, p)
         if summed is not None:
             return summed.reshape((o, cg, *kernel))
-        prods = np.empty((n, groups, o // groups, ck), dtype=np.result_type(x, gy))
+        low = np.result_type(x, gy)
+        bf16 = low.name == "bfloat16"  # an autocast convolution: float32 sums of bfloat16 products, rounded once
+        prods = np.empty((n, groups, o // groups, ck), dtype=np.float32 if bf16 else low)
         run = with_columns(
             lambda lo, hi, cols: weight_grad_rows(x, g4, geo, groups, cols, lo, hi, prods), (groups, ck, p), x.dtype
         )
         parallel_batches(run, n, _work_of(prods.size, n * groups * ck * p, ck))
         # the sum over the batch on one thread, in the order one call takes: the same bits for any split
-        return np.sum(prods, axis=0).reshape((o, cg, *kernel))
+        total = np.sum(prods, axis=0).reshape((o, cg, *kernel))
+        return rounded_to(total, low) if bf16 else total
 
     def weight_grad_summed(x: Any, g4: Any, geo: tuple[Any, ...], ck: int, p: int) -> Any:
         """The weight gradient (O, C K) of one group as sums over chunks of samples on the compiled product, or
@@ -293,7 +317,11 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         """z[lo:hi] (padded; on the grid when ``geo``'s gout is set) gets col2im(wt @ gy[lo:hi]); ``wt``
         (G, C/G * K, O/G), ``gy`` (N, G, O/G, P) with P on the grid when gout is set."""
         kernel, stride, dilation, _, out, gout, cgeo = geo
-        if wt.shape[0] > 1:
+        if wt.dtype.name == "bfloat16":  # float32 products (col2im adds them up in float32), rounded at the end
+            cols = np.empty((hi - lo, 1, wt.shape[1], gy.shape[-1]), dtype=np.float32)
+            if wt.shape[0] > 1 or gemm_bf16(np, wt[0], gy[lo:hi, 0], out=cols[:, 0], parts=1) is None:
+                cols = np.matmul(widened(wt), widened(gy[lo:hi]))
+        elif wt.shape[0] > 1:
             cols = np.matmul(wt, gy[lo:hi])
         else:
             cols = np.empty((hi - lo, 1, wt.shape[1], gy.shape[-1]), dtype=np.result_type(wt, gy))
@@ -326,8 +354,11 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         # a C-ordered copy of the (small) transposed weight: BLAS's transposed-A path is slower here
         wt = np.ascontiguousarray(np.swapaxes(w.reshape(groups, o // groups, cg * math.prod(kernel)), -1, -2))
         padded = tuple(s + b + a for s, (b, a) in zip(size, pads))
-        dtype = np.result_type(gy, w)
-        cgeo = c_geometry(gy, kernel, stride, dilation, pads, out, read=False) if w.dtype == gy.dtype else None
+        low = np.result_type(gy, w)
+        bf16 = low.name == "bfloat16"  # an autocast convolution: the input gradient summed in float32, rounded once
+        dtype = np.dtype(np.float32) if bf16 else low
+        same = w.dtype == gy.dtype
+        cgeo = c_geometry(gy, kernel, stride, dilation, pads, out, read=False, f32=bf16) if same else None
         gout = None if cgeo is not None else grid_out(size, kernel, stride, dilation, pads, out)
         if cgeo is not None:
             z = np.empty((n, groups * cg, *size), dtype=dtype)  # unpadded: the compiled col2im fills it
@@ -343,7 +374,7 @@ def cnn_kernels(np: Any, native: Any = None) -> dict[str, Callable[..., Any]]:
         parallel_batches(rows, n, _work(g4, z))
         if cgeo is None and any(b or a for b, a in pads):
             z = z[(slice(None), slice(None), *(slice(b, b + s) for s, (b, _) in zip(size, pads)))]
-        return z
+        return rounded_to(z, low) if bf16 else z
 
     # -- reductions, pooling, ReLU ----------------------------------------------------------------------
     def channel_sum(g: Any) -> Any:

@@ -48,7 +48,8 @@ typedef struct {
     ptrdiff_t m, n, k, kp; /* kp: pairs of depth, (k + 1) / 2 */
     const uint16_t *a, *b;
     ptrdiff_t rsa, csa, rsb, csb;
-    uint16_t *c;
+    uint16_t *c;  /* C in bfloat16, or NULL when `cf` takes the float32 sums */
+    float *cf;
     ptrdiff_t ldc;
     uint32_t *ap; /* packed A: tiles * kp * MR dwords */
     uint16_t *bp; /* packed B: panels * kp * NR * 2 */
@@ -184,11 +185,17 @@ BF16 static void store_tile(const bf16_job *g, ptrdiff_t r0, ptrdiff_t c0, const
             _mm512_mask_storeu_ps(s, m0, v0);
             _mm512_mask_storeu_ps(s + 16, m1, v1);
         } else {
-            uint16_t *c = g->c + (r0 + r) * g->ldc + c0;
             if (g->bias) {
                 v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, g->bias + c0));
                 v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, g->bias + c0 + 16));
             }
+            if (g->cf) { /* float32 out: the sums unrounded (a convolution's gradient adds them up further) */
+                float *cf = g->cf + (r0 + r) * g->ldc + c0;
+                _mm512_mask_storeu_ps(cf, m0, v0);
+                _mm512_mask_storeu_ps(cf + 16, m1, v1);
+                continue;
+            }
+            uint16_t *c = g->c + (r0 + r) * g->ldc + c0;
             _mm256_mask_storeu_epi16(c, m0, (__m256i)_mm512_cvtneps_pbh(v0));
             _mm256_mask_storeu_epi16(c + 16, m1, (__m256i)_mm512_cvtneps_pbh(v1));
         }
@@ -236,25 +243,30 @@ static int bf16_supported(void) {
 /* 1 where the bfloat16 product runs here (the CPU has AVX512_BF16), else 0 (every call returns -1) */
 LUCID_EXPORT int lucid_gemm_bf16_available(void) { return bf16_supported(); }
 
-/* C (m x n bfloat16, rows ldc apart) = A (m x k) @ B (k x n) (+ bias: n float32 added to every row in float32
- * before the rounding, or NULL), bfloat16 operands with strides in elements (any; a C-contiguous or a transposed
- * matrix packs fastest), in `parts` slices on the pool. Returns 0, or -1 where memory for the packed operands could
- * not be had or the CPU lacks AVX512_BF16 (C untouched: the caller multiplies). */
+/* C (m x n, rows ldc apart) = A (m x k) @ B (k x n) (+ bias: n float32 added to every row in float32 before the
+ * rounding, or NULL), bfloat16 operands with strides in elements (any; a C-contiguous or a transposed matrix packs
+ * fastest), in `parts` slices on the pool; C is bfloat16, or with `out_f32` the float32 sums unrounded. Returns 0,
+ * or -1 where memory for the packed operands could not be had or the CPU lacks AVX512_BF16 (C untouched: the
+ * caller multiplies). */
 LUCID_EXPORT int lucid_gemm_bf16(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const uint16_t *a, ptrdiff_t rsa,
-                                 ptrdiff_t csa, const uint16_t *b, ptrdiff_t rsb, ptrdiff_t csb, uint16_t *c,
-                                 ptrdiff_t ldc, const float *bias, int parts) {
+                                 ptrdiff_t csa, const uint16_t *b, ptrdiff_t rsb, ptrdiff_t csb, void *c,
+                                 ptrdiff_t ldc, const float *bias, int out_f32, int parts) {
     if (!bf16_supported())
         return -1;
     if (m <= 0 || n <= 0)
         return 0;
     if (k <= 0) {
         for (ptrdiff_t i = 0; i < m; i++)
-            for (ptrdiff_t j = 0; j < n; j++) { /* bfloat16 +0, or the bias rounded */
+            for (ptrdiff_t j = 0; j < n; j++) { /* +0, or the bias (rounded to bfloat16 unless `out_f32`) */
                 float v = bias ? 0.0f + bias[j] : 0.0f;
                 uint32_t u;
                 memcpy(&u, &v, sizeof u);
-                c[i * ldc + j] = (u & 0x7FFFFFFFu) > 0x7F800000u ? (uint16_t)(u >> 16 | 0x40)
-                                                                 : (uint16_t)((u + 0x7FFFu + (u >> 16 & 1)) >> 16);
+                if (out_f32)
+                    ((float *)c)[i * ldc + j] = v;
+                else
+                    ((uint16_t *)c)[i * ldc + j] = (u & 0x7FFFFFFFu) > 0x7F800000u
+                                                       ? (uint16_t)((u >> 16 & 0x8000u) | 0x7FC0u)
+                                                       : (uint16_t)((u + 0x7FFFu + (u >> 16 & 1)) >> 16);
             }
         return 0;
     }
@@ -271,7 +283,8 @@ LUCID_EXPORT int lucid_gemm_bf16(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const ui
         free(ap), free(bp);
         return -1;
     }
-    bf16_job g = {m, n, k, kp, a, b, rsa, csa, rsb, csb, c, ldc, ap, bp, acc, bias, tiles, panels, panels < parts};
+    bf16_job g = {m,  n,   k,  kp,  a,    b,     rsa,    csa,    rsb, csb, out_f32 ? NULL : c, out_f32 ? c : NULL,
+                  ldc, ap, bp, acc, bias, tiles, panels, panels < parts};
     lucid_pool_for(pack_part, &g, 0, tiles + panels, parts, 1);
     lucid_pool_for(product_part, &g, 0, g.by_rows ? tiles : panels, parts, 1);
     free(ap), free(bp), free(acc);
@@ -279,14 +292,17 @@ LUCID_EXPORT int lucid_gemm_bf16(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const ui
 }
 
 /* C[i] = A[i] @ B[i] for i < batch, the i-th matrices `sa`, `sb`, `sc` elements after the first (0: shared), each
- * product split over the pool in turn. Returns 0, or -1 (as lucid_gemm_bf16; C may be partly written). */
+ * product split over the pool in turn (C bfloat16, or float32 with `out_f32`). Returns 0, or -1 (as lucid_gemm_bf16; C may be partly written). */
 LUCID_EXPORT int lucid_gemm_batch_bf16(ptrdiff_t batch, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const uint16_t *a,
                                        ptrdiff_t sa, ptrdiff_t rsa, ptrdiff_t csa, const uint16_t *b, ptrdiff_t sb,
-                                       ptrdiff_t rsb, ptrdiff_t csb, uint16_t *c, ptrdiff_t sc, ptrdiff_t ldc,
-                                       int parts) {
-    for (ptrdiff_t i = 0; i < batch; i++)
-        if (lucid_gemm_bf16(m, n, k, a + i * sa, rsa, csa, b + i * sb, rsb, csb, c + i * sc, ldc, NULL, parts) != 0)
+                                       ptrdiff_t rsb, ptrdiff_t csb, void *c, ptrdiff_t sc, ptrdiff_t ldc,
+                                       int out_f32, int parts) {
+    const size_t size = out_f32 ? sizeof(float) : sizeof(uint16_t);
+    for (ptrdiff_t i = 0; i < batch; i++) {
+        void *ci = (char *)c + (size_t)(i * sc) * size;
+        if (lucid_gemm_bf16(m, n, k, a + i * sa, rsa, csa, b + i * sb, rsb, csb, ci, ldc, NULL, out_f32, parts) != 0)
             return -1;
+    }
     return 0;
 }
 
@@ -330,18 +346,18 @@ LUCID_EXPORT void lucid_bf16_to_f32(const uint16_t *src, uint32_t *dst, ptrdiff_
 #if !(defined(__GNUC__) && defined(__x86_64__) && !defined(_WIN32) && (defined(__clang__) || __GNUC__ >= 10))
 LUCID_EXPORT int lucid_gemm_bf16_available(void) { return 0; }
 LUCID_EXPORT int lucid_gemm_bf16(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const uint16_t *a, ptrdiff_t rsa,
-                                 ptrdiff_t csa, const uint16_t *b, ptrdiff_t rsb, ptrdiff_t csb, uint16_t *c,
-                                 ptrdiff_t ldc, const float *bias, int parts) {
+                                 ptrdiff_t csa, const uint16_t *b, ptrdiff_t rsb, ptrdiff_t csb, void *c,
+                                 ptrdiff_t ldc, const float *bias, int out_f32, int parts) {
     (void)m, (void)n, (void)k, (void)a, (void)rsa, (void)csa, (void)b, (void)rsb, (void)csb, (void)c, (void)ldc;
-    (void)bias, (void)parts;
+    (void)bias, (void)out_f32, (void)parts;
     return -1;
 }
 LUCID_EXPORT int lucid_gemm_batch_bf16(ptrdiff_t batch, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, const uint16_t *a,
                                        ptrdiff_t sa, ptrdiff_t rsa, ptrdiff_t csa, const uint16_t *b, ptrdiff_t sb,
-                                       ptrdiff_t rsb, ptrdiff_t csb, uint16_t *c, ptrdiff_t sc, ptrdiff_t ldc,
-                                       int parts) {
+                                       ptrdiff_t rsb, ptrdiff_t csb, void *c, ptrdiff_t sc, ptrdiff_t ldc,
+                                       int out_f32, int parts) {
     (void)batch, (void)m, (void)n, (void)k, (void)a, (void)sa, (void)rsa, (void)csa, (void)b, (void)sb, (void)rsb;
-    (void)csb, (void)c, (void)sc, (void)ldc, (void)parts;
+    (void)csb, (void)c, (void)sc, (void)ldc, (void)out_f32, (void)parts;
     return -1;
 }
 #endif

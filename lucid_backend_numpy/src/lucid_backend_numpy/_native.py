@@ -110,11 +110,12 @@ def load() -> Any:
     lib.lucid_gemm_sum_f32.argtypes = [n, n, n, n, p, n, n, n, p, n, n, n, p, n, i]
     lib.lucid_gemm_sum_f32.restype = i
     # the bfloat16 product (_gemm_bf16.c, AVX512_BF16): available 1 or 0; m, n, k, A, B (address, row and column
-    # strides), C and its row stride, a float32 bias added to every row (or NULL), slices; the stack: batch, m, n,
-    # k, A and B (address, batch, row, column strides), C (address, batch and row strides), slices
+    # strides), C and its row stride, a float32 bias added to every row (or NULL), C float32 (1) or bfloat16 (0),
+    # slices; the stack: batch, m, n, k, A and B (address, batch, row, column strides), C (address, batch and row
+    # strides), C float32 or not, slices
     lib.lucid_gemm_bf16_available.argtypes, lib.lucid_gemm_bf16_available.restype = [], i
-    lib.lucid_gemm_bf16.argtypes, lib.lucid_gemm_bf16.restype = [n, n, n, p, n, n, p, n, n, p, n, p, i], i
-    lib.lucid_gemm_batch_bf16.argtypes = [n, n, n, n, p, n, n, n, p, n, n, n, p, n, n, i]
+    lib.lucid_gemm_bf16.argtypes, lib.lucid_gemm_bf16.restype = [n, n, n, p, n, n, p, n, n, p, n, p, i, i], i
+    lib.lucid_gemm_batch_bf16.argtypes = [n, n, n, n, p, n, n, n, p, n, n, n, p, n, n, i, i]
     lib.lucid_gemm_batch_bf16.restype = i
     # float32 <-> bfloat16 conversions (any CPU): source, destination, elements, slices
     lib.lucid_f32_to_bf16.argtypes = lib.lucid_bf16_to_f32.argtypes = [p, p, n, i]

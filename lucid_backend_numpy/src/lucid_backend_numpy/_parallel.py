@@ -379,13 +379,21 @@ def gemm_into(np: Any, a: Any, b: Any, out: Any) -> bool:
     return lib.lucid_gemm_batch_f32(nb, m, n, k, *pa, *pb, c, m * n, n, 1) == 0
 
 
-def gemm_bf16(np: Any, a: Any, b: Any, bias: Any = None) -> Any:
+def gemm_bf16_on() -> bool:
+    """Whether bfloat16 products run on the compiled AVX512_BF16 kernel here (built, the CPU has it, not turned off)."""
+    return _compiled["gemm_bf16"] is not None
+
+
+def gemm_bf16(np: Any, a: Any, b: Any, bias: Any = None, out: Any = None, parts: int | None = None) -> Any:
     """``a @ b`` for bfloat16 operands (2-D, or stacks of matrices with one batch stride, each C-contiguous or a
     transpose; a 2-D operand is shared by the stack) on the compiled AVX512_BF16 product (``_gemm_bf16.c``):
     float32 products and sums, rounded to bfloat16 once, as PyTorch's CPU bfloat16 GEMM; ``+ bias`` (2-D only: a
     C-contiguous float32 vector of ``b``'s columns) is added to the float32 sums before the rounding. None where it
     does not apply (no such CPU, not built, ``LUCID_NUMPY_GEMM=0``, other layouts, products too small to gain): then the
-    caller multiplies in float32 and rounds, which gives the same numbers within float32 rounding."""
+    caller multiplies in float32 and rounds, which gives the same numbers within float32 rounding. ``out``: a
+    C-contiguous array of the result's shape to write into (returned): bfloat16, or float32 for the sums
+    unrounded; ``parts``: the slices (default:
+    as the pool allows; 1 from a slice of this pool's own split)."""
     lib = _compiled["gemm_bf16"]
     if lib is None or a.ndim < 2 or b.ndim < 2:
         return None
@@ -406,15 +414,20 @@ def gemm_bf16(np: Any, a: Any, b: Any, bias: Any = None) -> Any:
     pa, pb = _strided(ua, nb), _strided(ub, nb)
     if pa is None or pb is None:
         return None
-    out = np.empty((*lead, m, n), dtype=a.dtype)
+    if out is None:
+        out = np.empty((*lead, m, n), dtype=a.dtype)
+    elif out.shape != (*lead, m, n) or out.dtype not in (a.dtype, np.float32) or not out.flags.c_contiguous:
+        return None
+    f32_out = int(out.dtype == np.float32)
     c = out.__array_interface__["data"][0]
-    parts = compiled_parts(max(-(-n // 32), -(-m // 12)), m * n * k // 32)
+    if parts is None:
+        parts = compiled_parts(max(-(-n // 32), -(-m // 12)), m * n * k // 32)
     if nb == 1 and a.ndim == b.ndim == 2:
-        done = lib.lucid_gemm_bf16(m, n, k, pa[0], pa[2], pa[3], pb[0], pb[2], pb[3], c, n, ptr(bias), parts)
+        done = lib.lucid_gemm_bf16(m, n, k, pa[0], pa[2], pa[3], pb[0], pb[2], pb[3], c, n, ptr(bias), f32_out, parts)
     elif bias is not None:
         return None
     else:
-        done = lib.lucid_gemm_batch_bf16(nb, m, n, k, *pa, *pb, c, m * n, n, parts)
+        done = lib.lucid_gemm_batch_bf16(nb, m, n, k, *pa, *pb, c, m * n, n, f32_out, parts)
     return out if done == 0 else None
 
 
