@@ -18,7 +18,7 @@ from lucid_core import *  # noqa: F403 - the engine's namespace; the names below
 from lucid_core import DType as dtype  # noqa: N813 - PyTorch's name for the dtype type
 from lucid_core import Tensor
 from lucid_core._format import Layout as layout  # noqa: N813 - PyTorch's name for the layout type
-from lucid_core._format import strided
+from lucid_core._format import jagged, strided
 from lucid_core._tensor_methods import Size, ValuesIndices
 from lucid_core.amp import (
     autocast,
@@ -55,6 +55,7 @@ from ._grad_mode import inference_mode, is_inference_mode_enabled, set_grad_enab
 from ._linalg_names import *  # noqa: F403 - torch.det, torch.lgamma, windows; binds linalg/fft/special
 from ._namespace_tail import *  # noqa: F403 - torch-level nn ops, view copies, typed tensors, switches
 from ._runtime import *  # noqa: F403 - determinism switches, typename, is_storage
+from ._torch_surface import *  # noqa: F403 - rsub, norms, poisson/binomial, cond/while_loop, GradScaler
 from .amp import (
     autocast_decrement_nesting,
     autocast_increment_nesting,

@@ -1755,3 +1755,10 @@ def fork(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
 def wait(future: Future) -> Any:
     """The result of a :class:`Future` (``torch.jit.wait``)."""
     return future.wait()
+
+
+# -- the rest of the Tensor surface (methods installed on import) ---------------------------------------------
+from ._tensor_surface import *  # noqa: E402, F403
+from ._tensor_surface import __all__ as _surface_all  # noqa: E402
+
+__all__ += _surface_all

@@ -23,6 +23,12 @@ __all__ = [
     "float64",
     "complex64",
     "complex128",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "FLOAT8_DTYPES",
     "result_type",
     "can_cast",
     "isdtype",
@@ -88,14 +94,23 @@ float32 = DType("float32", "f", 32)
 float64 = DType("float64", "f", 64)
 complex64 = DType("complex64", "c", 64)
 complex128 = DType("complex128", "c", 128)
+# 8-bit floats (the OCP / AMD formats PyTorch names so): storage and cast dtypes, for quantized weights and
+# scales. e4m3fn: 4 exponent, 3 mantissa bits, no infinities (max 448); e5m2: IEEE-like (max 57344, infs);
+# "fnuz": no infinities, no negative zero, one NaN; e8m0fnu: exponent only, powers of two (MX block scales).
+float8_e4m3fn = DType("float8_e4m3fn", "f", 8)
+float8_e4m3fnuz = DType("float8_e4m3fnuz", "f", 8)
+float8_e5m2 = DType("float8_e5m2", "f", 8)
+float8_e5m2fnuz = DType("float8_e5m2fnuz", "f", 8)
+float8_e8m0fnu = DType("float8_e8m0fnu", "f", 8)
+FLOAT8_DTYPES: tuple[DType, ...] = (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu)
 
 ALL_DTYPES: tuple[DType, ...] = (
     bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    float16, bfloat16, float32, float64, complex64, complex128,
+    float16, bfloat16, float32, float64, complex64, complex128, *FLOAT8_DTYPES,
 )  # fmt: skip
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
 # Lucid's dtypes that the Array API standard does not define (not listed by ``__array_namespace_info__``)
-EXTENSION_DTYPES: tuple[DType, ...] = (float16, bfloat16)
+EXTENSION_DTYPES: tuple[DType, ...] = (float16, bfloat16, *FLOAT8_DTYPES)
 
 # the defaults are read at call time (``dt.default_float``), so set_default_dtype reaches every factory
 default_float = float32
@@ -111,6 +126,8 @@ _COMPLEX = (complex64, complex128)
 def _promote_pair(a: DType, b: DType) -> DType:
     if a is b:
         return a
+    if a in FLOAT8_DTYPES or b in FLOAT8_DTYPES:  # as PyTorch: no 8-bit float promotes, cast explicitly
+        raise TypeError(f"Promotion for Float8 Types is not supported, attempted to promote {a.name} and {b.name}")
     ka, kb = a.kind, b.kind
     if ka == "b" or kb == "b":
         # the standard leaves bool-with-number open; like PyTorch, the number's dtype wins
@@ -296,7 +313,14 @@ _FINFO = {
     "bfloat16": (2.0**-7, (2 - 2.0**-7) * 2.0**127, 2.0**-126),
     "float32": (2.0**-23, (2 - 2.0**-23) * 2.0**127, 2.0**-126),
     "float64": (2.0**-52, (2 - 2.0**-52) * 2.0**1023, 2.0**-1022),
+    "float8_e4m3fn": (2.0**-3, 448.0, 2.0**-6),
+    "float8_e4m3fnuz": (2.0**-3, 240.0, 2.0**-7),
+    "float8_e5m2": (2.0**-2, 57344.0, 2.0**-14),
+    "float8_e5m2fnuz": (2.0**-3, 57344.0, 2.0**-15),
+    "float8_e8m0fnu": (1.0, 2.0**127, 2.0**-127),
 }
+#: dtypes whose ``finfo.min`` is not ``-max`` (e8m0fnu has no sign: its smallest value is 2**-127)
+_FINFO_MIN = {"float8_e8m0fnu": 2.0**-127}
 
 
 def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - the standard's parameter name
@@ -310,7 +334,7 @@ def finfo(type: Any, /) -> finfo_object:  # noqa: A002 - the standard's paramete
         raise TypeError(f"finfo: expected a floating-point dtype, got {dtype!r}")
     real = dtype if dtype.kind == "f" else {64: float32, 128: float64}[dtype.bits]
     eps, mx, tiny = _FINFO[real.name]
-    return finfo_object(real.bits, eps, mx, -mx, tiny, real)
+    return finfo_object(real.bits, eps, mx, _FINFO_MIN.get(real.name, -mx), tiny, real)
 
 
 def iinfo(type: Any, /) -> iinfo_object:  # noqa: A002

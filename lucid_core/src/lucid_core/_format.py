@@ -226,6 +226,8 @@ class Layout:
 
 
 strided = Layout("strided")
+# the layout of PyTorch's nested tensors (ragged batches); Lucid names it, but makes no nested tensors
+jagged = Layout("jagged")
 
 
 def _format(self: Any, format_spec: str) -> str:
