@@ -545,6 +545,16 @@ _METHODS = (
 _INPLACE = ("gcd", "lcm", "index_reduce", "nextafter", "put")
 
 
+def _is_pinned(self: Tensor, device: Any = None) -> bool:
+    """Whether the tensor sits in page-locked host memory: never, in Lucid (there is no device to copy to)."""
+    return False
+
+
+def _const_data_ptr(self: Tensor) -> int:
+    """The address of the tensor's first element, for reading only: :meth:`Tensor.data_ptr`'s."""
+    return self.data_ptr()
+
+
 def _install() -> None:
     for name in _METHODS:
         if not hasattr(Tensor, name):
@@ -557,9 +567,9 @@ def _install() -> None:
         "volatile": property(_volatile),
         "output_nr": property(_output_nr),
         "name": property(lambda self: None, doc="The tensor's name: None (Lucid has no named tensors)."),
-        "is_pinned": lambda self, device=None: False,
+        "is_pinned": _is_pinned,
         "is_distributed": is_distributed,
-        "const_data_ptr": lambda self: self.data_ptr(),
+        "const_data_ptr": _const_data_ptr,
         "pin_memory": _pin_memory,
         "to_dense": _to_dense,
         "new": _new,

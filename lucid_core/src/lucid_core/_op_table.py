@@ -514,14 +514,15 @@ def install() -> None:
 #: PyTorch 2.13's free in-place functions (``torch.abs_(x)``, ``torch.sigmoid_(x)``...), from
 #: ``[n for n in dir(torch) if n.endswith("_") and not n.startswith("_")]``. :func:`face_functions` makes each
 #: one whose ``Tensor`` method ``name_`` is declared in a table (this one, or ``lucid_core.special``'s).
+#: ``resize_as_sparse_`` is left out with the rest of the sparse layouts (``scripts/torch_api_surface.py``).
 TORCH_FREE_INPLACE = frozenset({
     "abs_", "acos_", "acosh_", "addmv_", "alpha_dropout_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
     "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "celu_", "clamp_", "clamp_max_",
     "clamp_min_", "clip_", "conj_physical_", "cos_", "cosh_", "deg2rad_", "detach_", "dropout_", "embedding_renorm_",
     "erf_", "erfc_", "exp2_", "exp_", "expm1_", "feature_alpha_dropout_", "feature_dropout_", "fill_", "fix_",
     "floor_", "frac_", "gcd_", "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
-    "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "resize_as_", "resize_as_sparse_",
-    "round_", "rrelu_", "rsqrt_", "selu_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
+    "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "resize_as_", "round_",
+    "rrelu_", "rsqrt_", "selu_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
     "threshold_", "trunc_", "xlogy_", "zero_",
 })  # fmt: skip
 
