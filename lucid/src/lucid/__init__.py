@@ -34,6 +34,7 @@ from lucid_core.amp import (
 from lucid_core.func import vmap  # torch.vmap (also lucid.func.vmap)
 
 from . import _functions
+from ._batch_norm_kernels import *  # noqa: F403 - SyncBN's batch_norm_* kernels, native_norm, embedding_renorm_
 from ._creation import (
     arange,
     as_tensor,
@@ -53,8 +54,12 @@ from ._generator import Generator, default_generator
 from ._generator import accepting_generator as _accepting_generator
 from ._grad_mode import inference_mode, is_inference_mode_enabled, set_grad_enabled
 from ._linalg_names import *  # noqa: F403 - torch.det, torch.lgamma, windows; binds linalg/fft/special
+from ._lowrank import *  # noqa: F403 - svd_lowrank, pca_lowrank, lobpcg
 from ._namespace_tail import *  # noqa: F403 - torch-level nn ops, view copies, typed tensors, switches
+from ._numeric_extra import *  # noqa: F403 - gradient, histogramdd
+from ._rnn_ops import *  # noqa: F403 - torch.lstm/gru/rnn_tanh/rnn_relu over flat weights
 from ._runtime import *  # noqa: F403 - determinism switches, typename, is_storage
+from ._segment import *  # noqa: F403 - segment_reduce
 from ._torch_surface import *  # noqa: F403 - rsub, norms, poisson/binomial, cond/while_loop, GradScaler
 from .amp import (
     autocast_decrement_nesting,
