@@ -318,7 +318,11 @@ def jvp_from_vjp(ctx: Any, *tangents: Any) -> Any:
             out_t.append(res.pop(0) if u._requires_grad else None)
     finally:
         _mode.enabled = was
-    if not was:
+    graph = was and (
+        any(isinstance(a, Tensor) and a._requires_grad for a in ctx.inputs)
+        or any(t is not None and t._requires_grad for t in tangents)
+    )
+    if not graph:  # the stand-in leaves' graph is the rule's own: nothing outside can reach it
         out_t = [None if t is None else _detached(t) for t in out_t]
     return tuple(out_t)
 

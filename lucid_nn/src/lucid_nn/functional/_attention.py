@@ -7,7 +7,6 @@ from typing import Any
 
 import lucid_core as lc
 from lucid_core import Tensor, kernels
-from lucid_core._forward_ad import jvp_from_vjp
 from lucid_core.amp import autocast_op
 
 from ._activation import softmax
@@ -75,7 +74,11 @@ class _Attention(lc.Function):
     """
 
     native = True
-    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
+
+    @staticmethod
+    def jvp(ctx, tq, tk, tv, _scale, _causal):
+        q, k, v, scale, causal = ctx.inputs
+        return _attention_jvp(q, k, v, tq, tk, tv, scale, causal)
 
     @staticmethod
     def forward(ctx, q, k, v, scale, causal):
@@ -102,15 +105,46 @@ class _Attention(lc.Function):
         return (*(g if x._requires_grad else None for g, x in zip(grads, (q, k, v))), None, None)
 
 
-def _attention_grads(gy: Tensor, q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool) -> tuple[Tensor, ...]:
-    """(gq, gk, gv) of attention in Lucid ops, the weights recomputed: differentiable again (create_graph)."""
+def _weights(q: Tensor, k: Tensor, scale: float, causal: bool) -> Tensor:
+    """softmax(q @ k^T * scale [+ causal mask]) in Lucid ops: the attention weights, differentiable."""
     scores = lc.matmul(q, lc.matrix_transpose(k)) * scale
     mask = _causal_mask(q.shape[-2], k.shape[-2], scores.dtype, scores.device) if causal else None
-    w = softmax(scores if mask is None else scores + mask, dim=-1)
+    return softmax(scores if mask is None else scores + mask, dim=-1)
+
+
+def _attention_grads(gy: Tensor, q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool) -> tuple[Tensor, ...]:
+    """(gq, gk, gv) of attention in Lucid ops, the weights recomputed: differentiable again (create_graph)."""
+    w = _weights(q, k, scale, causal)
     gv = lc.matmul(lc.matrix_transpose(w), gy)
     dw = lc.matmul(gy, lc.matrix_transpose(v))
     ds = w * (dw - lc.sum(dw * w, axis=-1, keepdims=True)) * scale
     return lc.matmul(ds, k), lc.matmul(lc.matrix_transpose(ds), q), gv
+
+
+def _attention_jvp(
+    q: Tensor, k: Tensor, v: Tensor, tq: Tensor | None, tk: Tensor | None, tv: Tensor | None, scale: float, causal: bool
+) -> Tensor | None:
+    """The tangent of attention's output: with P = softmax(S), S = q k^T * scale, dS = (tq k^T + q tk^T) * scale,
+    d out = (P * (dS - rowsum(P * dS))) v + P tv. In Lucid ops on recomputed weights, so it nests and
+    differentiates again; two products per tangent where the derived rule ran two backward passes."""
+    if tq is None and tk is None and tv is None:
+        return None
+    w = _weights(q, k, scale, causal)
+    out = None
+    if tq is not None or tk is not None:
+        ds = None
+        if tq is not None:
+            ds = lc.matmul(tq, lc.matrix_transpose(k))
+        if tk is not None:
+            term = lc.matmul(q, lc.matrix_transpose(tk))
+            ds = term if ds is None else ds + term
+        ds = ds * scale
+        dw = w * (ds - lc.sum(w * ds, axis=-1, keepdims=True))
+        out = lc.matmul(dw, v)
+    if tv is not None:
+        term = lc.matmul(w, tv)
+        out = term if out is None else out + term
+    return out
 
 
 class _PackedAttention(lc.Function):
@@ -118,7 +152,13 @@ class _PackedAttention(lc.Function):
     kernels; backward returns one (3, ...) gradient instead of three to scatter into zeros."""
 
     native = True
-    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
+
+    @staticmethod
+    def jvp(ctx, tqkv, _scale, _causal):
+        qkv, scale, causal = ctx.inputs
+        if tqkv is None:
+            return None
+        return _attention_jvp(*lc.unstack(qkv), *lc.unstack(tqkv), scale, causal)
 
     @staticmethod
     def forward(ctx, qkv, scale, causal):

@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 
 import lucid_core as lc
 from lucid_core import Tensor, amp, kernels
-from lucid_core._forward_ad import jvp_from_vjp
 from lucid_core.amp import autocast_op
 from lucid_core.ops._index_checks import IndexOutOfRangeError, index_bounds
 
@@ -489,7 +488,27 @@ class _LayerNorm(lc.Function):
     """
 
     native = True
-    jvp = staticmethod(jvp_from_vjp)  # forward mode: derived from the backward (lucid_core._forward_ad)
+
+    @staticmethod
+    def jvp(ctx, tx, tw, tb, _eps):
+        # y = xhat * w + b with xhat = (x - mean) * rstd over the last axis; d xhat = rstd * (tx - mean(tx) -
+        # xhat * mean(xhat * tx)). The statistics are recomputed in Lucid ops so the tangent nests and
+        # differentiates again (the kernel's saved mean/rstd are constants to autograd)
+        x, weight, _, eps = ctx.inputs
+        out = None
+        if tx is not None or tw is not None:
+            mean, var = _moments(x, (x.ndim - 1,))
+            rstd = lc.rsqrt(var + eps)
+            xhat = (x - mean) * rstd
+        if tx is not None:
+            centred = tx - lc.mean(tx, axis=-1, keepdims=True)
+            dxhat = (centred - xhat * lc.mean(xhat * tx, axis=-1, keepdims=True)) * rstd
+            out = dxhat if weight is None else dxhat * weight
+        if tw is not None:
+            out = xhat * tw if out is None else out + xhat * tw
+        if tb is not None:
+            out = tb if out is None else out + tb
+        return out
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps):
