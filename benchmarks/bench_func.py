@@ -8,8 +8,9 @@ Two models over a batch of 64, each example's gradient of every parameter:
 Three ways: Lucid's ``vmap(grad(loss), in_dims=(None, 0, 0))`` through ``functional_call``; a Python loop of 64
 forward and backward passes on Lucid (one example each, the gradients copied out); ``torch.func`` (the same
 ``vmap(grad(...))`` with ``torch.func.functional_call``) in its own process with ``/work/torchvenv/bin/python``
-(or ``--torch-python``). Every measurement runs in a fresh process, at the default thread count and with one
-thread (``OMP/OPENBLAS/MKL_NUM_THREADS=1`` and ``torch.set_num_threads(1)``). Medians of ``--repeats`` runs.
+(or ``--torch-python``), and PyTorch's own loop, to show what ratio of loop to transform PyTorch reaches.
+Every measurement runs in a fresh process, at the default thread count and with one thread
+(``OMP/OPENBLAS/MKL_NUM_THREADS=1`` and ``torch.set_num_threads(1)``). Medians of ``--repeats`` runs.
 
 Run: ``python benchmarks/bench_func.py [--repeats 5] [--models mlp cnn]``. Not a test: numbers on a shared
 machine are indicative only.
@@ -134,16 +135,23 @@ def main() -> None:
         return
     have_torch = Path(args.torch_python).exists()
     print(f"per-sample gradients, batch {BATCH}, medians of {args.repeats} (seconds; shared machine: indicative)")
-    print(f"{'model':5} {'threads':8} {'vmap(grad)':>11} {'loop x64':>10} {'torch.func':>11} {'loop/vmap':>10} "
-          f"{'vmap/torch':>11}")  # fmt: skip
+    print(f"{'model':5} {'threads':8} {'vmap(grad)':>11} {'loop x64':>10} {'torch.func':>11} {'torch loop':>11} "
+          f"{'loop/vmap':>10} {'vmap/torch':>11} {'torch loop/func':>16}")  # fmt: skip
     for model_name in args.models:
         for threads in (None, 1):
             v = _spawn(sys.executable, "lucid", model_name, "vmap", args.repeats, threads)
             loop = _spawn(sys.executable, "lucid", model_name, "loop", args.repeats, threads)
-            t = _spawn(args.torch_python, "torch", model_name, "vmap", args.repeats, threads) if have_torch else None
-            ts = f"{t:11.4f}" if t is not None else f"{'-':>11}"
-            ratio = f"{v / t:11.2f}" if t is not None else f"{'-':>11}"
-            print(f"{model_name:5} {threads or 'default':8} {v:11.4f} {loop:10.4f} {ts} {loop / v:10.1f} {ratio}")
+            t = tl = None
+            if have_torch:
+                t = _spawn(args.torch_python, "torch", model_name, "vmap", args.repeats, threads)
+                tl = _spawn(args.torch_python, "torch", model_name, "loop", args.repeats, threads)
+
+            def cell(value: float | None, width: int, fmt: str) -> str:
+                return f"{value:{width}{fmt}}" if value is not None else f"{'-':>{width}}"
+
+            print(f"{model_name:5} {threads or 'default':8} {v:11.4f} {loop:10.4f} {cell(t, 11, '.4f')} "
+                  f"{cell(tl, 11, '.4f')} {loop / v:10.1f} {cell(t and v / t, 11, '.2f')} "
+                  f"{cell(t and tl / t, 16, '.1f')}")  # fmt: skip
 
 
 if __name__ == "__main__":

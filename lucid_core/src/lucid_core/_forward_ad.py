@@ -201,6 +201,24 @@ def push_tangents(cls: type, ctx: Any, args: tuple[Any, ...], kwargs: dict[str, 
                 set_tangent(o, lv, _fit(t, o, cls))
 
 
+def saved_values_suffice(*tensors: Any) -> bool:
+    """Whether a jvp rule may read values its forward kernel saved (statistics, attention weights) as constants:
+    none of ``tensors`` carries a tangent of an outer level and no graph is recorded through them, so nothing
+    will differentiate those values again. Otherwise the rule recomputes them in Lucid ops."""
+    from ._grad_mode import _mode
+
+    limit = _state.limit
+    for t in tensors:
+        if t is None:
+            continue
+        if _mode.enabled and t._requires_grad:
+            return False
+        tg = getattr(t, "_tangents", None)
+        if tg and any(lv < limit and lv in levels for lv in tg):
+            return False
+    return True
+
+
 def _tangent_at(a: Any, level: int) -> Any:
     tg = getattr(a, "_tangents", None)
     return None if tg is None else tg.get(level)

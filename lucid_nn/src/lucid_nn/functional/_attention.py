@@ -7,6 +7,7 @@ from typing import Any
 
 import lucid_core as lc
 from lucid_core import Tensor, kernels
+from lucid_core._forward_ad import saved_values_suffice
 from lucid_core.amp import autocast_op
 
 from ._activation import softmax
@@ -78,7 +79,7 @@ class _Attention(lc.Function):
     @staticmethod
     def jvp(ctx, tq, tk, tv, _scale, _causal):
         q, k, v, scale, causal = ctx.inputs
-        return _attention_jvp(q, k, v, tq, tk, tv, scale, causal)
+        return _attention_jvp(q, k, v, tq, tk, tv, scale, causal, ctx.weights)
 
     @staticmethod
     def forward(ctx, q, k, v, scale, causal):
@@ -122,14 +123,26 @@ def _attention_grads(gy: Tensor, q: Tensor, k: Tensor, v: Tensor, scale: float, 
 
 
 def _attention_jvp(
-    q: Tensor, k: Tensor, v: Tensor, tq: Tensor | None, tk: Tensor | None, tv: Tensor | None, scale: float, causal: bool
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    tq: Tensor | None,
+    tk: Tensor | None,
+    tv: Tensor | None,
+    scale: float,
+    causal: bool,
+    saved: Any = None,
 ) -> Tensor | None:
     """The tangent of attention's output: with P = softmax(S), S = q k^T * scale, dS = (tq k^T + q tk^T) * scale,
     d out = (P * (dS - rowsum(P * dS))) v + P tv. In Lucid ops on recomputed weights, so it nests and
-    differentiates again; two products per tangent where the derived rule ran two backward passes."""
+    differentiates again; two products per tangent where the derived rule ran two backward passes. The kernel's
+    ``saved`` weights serve where nothing differentiates them again."""
     if tq is None and tk is None and tv is None:
         return None
-    w = _weights(q, k, scale, causal)
+    if saved is not None and saved_values_suffice(q, k):
+        w = lc.asarray(saved, device=q.device)
+    else:
+        w = _weights(q, k, scale, causal)
     out = None
     if tq is not None or tk is not None:
         ds = None
@@ -158,7 +171,8 @@ class _PackedAttention(lc.Function):
         qkv, scale, causal = ctx.inputs
         if tqkv is None:
             return None
-        return _attention_jvp(*lc.unstack(qkv), *lc.unstack(tqkv), scale, causal)
+        q, k, v = lc.unstack(qkv)
+        return _attention_jvp(q, k, v, *lc.unstack(tqkv), scale, causal, ctx.weights)
 
     @staticmethod
     def forward(ctx, qkv, scale, causal):

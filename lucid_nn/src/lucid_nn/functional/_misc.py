@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 import lucid_core as lc
 from lucid_core import Tensor, amp, kernels
+from lucid_core._forward_ad import saved_values_suffice
 from lucid_core.amp import autocast_op
 from lucid_core.ops._index_checks import IndexOutOfRangeError, index_bounds
 
@@ -492,13 +493,16 @@ class _LayerNorm(lc.Function):
     @staticmethod
     def jvp(ctx, tx, tw, tb, _eps):
         # y = xhat * w + b with xhat = (x - mean) * rstd over the last axis; d xhat = rstd * (tx - mean(tx) -
-        # xhat * mean(xhat * tx)). The statistics are recomputed in Lucid ops so the tangent nests and
-        # differentiates again (the kernel's saved mean/rstd are constants to autograd)
+        # xhat * mean(xhat * tx)). The kernel's saved statistics serve where nothing differentiates them again;
+        # otherwise they are recomputed in Lucid ops, so the tangent nests and differentiates again
         x, weight, _, eps = ctx.inputs
         out = None
         if tx is not None or tw is not None:
-            mean, var = _moments(x, (x.ndim - 1,))
-            rstd = lc.rsqrt(var + eps)
+            if saved_values_suffice(x):
+                mean, rstd = lc.asarray(ctx.mean, device=x.device), lc.asarray(ctx.rstd, device=x.device)
+            else:
+                mean, var = _moments(x, (x.ndim - 1,))
+                rstd = lc.rsqrt(var + eps)
             xhat = (x - mean) * rstd
         if tx is not None:
             centred = tx - lc.mean(tx, axis=-1, keepdims=True)
