@@ -124,9 +124,36 @@ def segment_reduce(
             out = out * initial
     else:
         fill = float("-inf") if op == "max" else float("inf")
-        pick = lc.max if op == "max" else lc.min
-        out = pick(lc.where(mask, x, fill), axis=over)
-        if initial is not None:  # the data wins ties with initial, so its gradient survives as in PyTorch
-            keep = out >= initial if op == "max" else out <= initial
-            out = lc.where(keep, out, float(initial))
+        out = _extremum(data, lc.where(mask, x, fill), mask, op, initial, axis)
     return out
+
+
+class _Routed(lc.Function):
+    """The precomputed extrema ``value``; backward sends each segment's gradient along ``route`` (segment x
+    position weights, ties sharing evenly), PyTorch's rule, which counts neither fill positions nor ``initial``."""
+
+    @staticmethod
+    def forward(ctx, data, value, route, axis):
+        ctx.save_for_backward(route)
+        ctx.axis = axis
+        return value * 1.0
+
+    @staticmethod
+    def backward(ctx, grad):
+        (route,) = ctx.saved_tensors
+        g = lc.expand_dims(grad, axis=ctx.axis + 1)
+        return lc.sum(route * g, axis=ctx.axis), None, None, None
+
+
+def _extremum(data: Tensor, spread: Tensor, member: Tensor, reduce: str, initial: Any, axis: int) -> Tensor:
+    """max or min of every segment (with ``initial``); the gradient goes to the members equal to it (NaN to NaN)."""
+    with lc.no_grad():
+        value = (lc.max if reduce == "max" else lc.min)(spread, axis=axis + 1)
+        if initial is not None:
+            bound = lc.asarray(initial, dtype=data.dtype, device=data.device)
+            value = (lc.maximum if reduce == "max" else lc.minimum)(value, bound)
+        v = lc.expand_dims(value, axis=axis + 1)
+        hit = member & ((spread == v) | (lc.isnan(spread) & lc.isnan(v)))
+        ties = lc.sum(lc.astype(hit, data.dtype), axis=axis + 1, keepdims=True)
+        route = lc.where(hit, 1.0 / lc.where(ties == 0, 1.0, ties), 0.0)
+    return _Routed.apply(data, value, route, axis)

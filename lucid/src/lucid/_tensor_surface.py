@@ -146,20 +146,33 @@ def histogram(
         lo, hi = range if range is not None else ((x.min().item(), x.max().item()) if x.size else (0.0, 0.0))
         if lo > hi:
             raise ValueError(f"histogram: max must be larger than min, got range ({lo}, {hi})")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = lc.linspace(lo, hi, bins + 1, dtype=input.dtype)
+        edges = _equal_bin_edges(lo, hi, bins, input.dtype)
     nb = edges.shape[0] - 1
-    inside = (x >= edges[0]) & (x <= edges[-1])
-    which = lc.searchsorted(edges, x, side="right") - 1
-    which = lc.where(which >= nb, which - 1, which)  # the last bin holds its right edge
+    which, inside = _bin_index(edges, x)
     w = lc.ones_like(x) if weight is None else weight.detach().reshape(-1).astype(input.dtype)
     w = lc.where(inside, w, lc.zeros_like(w))
-    which = lc.where(inside, which, lc.zeros_like(which))
     hist = lc.zeros((nb,), dtype=input.dtype).index_add(0, which, w)
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
     return histogram_result(hist, edges)
+
+
+def _equal_bin_edges(lo: float, hi: float, bins: int, dtype: Any) -> Tensor:
+    """``bins + 1`` equal edges from ``lo`` to ``hi``; an empty range is widened by 0.5 on each side, as PyTorch
+    does. Shared by ``histogram`` and ``histogramdd`` (lucid/_numeric_extra.py)."""
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return lc.linspace(lo, hi, bins + 1, dtype=dtype)
+
+
+def _bin_index(edges: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
+    """``(which, inside)``: each element's bin between increasing ``edges`` (the last bin closed, so it holds its
+    right edge) and whether it lies within the edges at all (``which`` is 0 where it does not)."""
+    nb = edges.shape[0] - 1
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    which = lc.searchsorted(edges, x, side="right") - 1
+    which = lc.where(which >= nb, which - 1, which)
+    return lc.where(inside, which, lc.zeros_like(which)), inside
 
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
