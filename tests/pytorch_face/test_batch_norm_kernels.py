@@ -1,7 +1,7 @@
 """lucid/_batch_norm_kernels.py against PyTorch: SyncBN's kernels, native_norm, norm_except_dim, embedding_renorm_.
 
 Values: every case of ``fixtures/batch_norm_kernels_cases.py`` against ``fixtures/batch_norm_kernels.npz``
-(written once by ``generate_batch_norm_kernels.py`` with PyTorch 2.13). PyTorch's SyncBN kernels are CUDA-only,
+(written once by ``casebook.py`` with PyTorch 2.13). PyTorch's SyncBN kernels are CUDA-only,
 so the ``sync_bn_*`` fixtures hold PyTorch's full-batch training batch norm and its gradients: here lucid's
 kernels are composed over two simulated ranks (the halves of the batch) and must reproduce those numbers.
 Then float64 finite-difference gradient checks and the errors.
@@ -9,34 +9,19 @@ Then float64 finite-difference gradient checks and the errors.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import lucid
 from tests.pytorch_face.fixtures import batch_norm_kernels_cases as cases
+from tests.pytorch_face.fixtures import casebook
 
-with np.load(Path(__file__).parent / "fixtures" / "batch_norm_kernels.npz") as _f:
-    TORCH = {k: _f[k] for k in _f.files}
-
-
-def _want(name: str) -> list[np.ndarray]:
-    return [TORCH[f"{name}:{i}"] for i in range(sum(1 for k in TORCH if k.startswith(f"{name}:")))]
-
-
-def _compare(name: str, got: list[np.ndarray], want: list[np.ndarray]) -> None:
-    assert len(got) == len(want), f"{name}: {len(got)} results, PyTorch gave {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert g.shape == w.shape, f"{name}[{i}]: shape {g.shape} != PyTorch's {w.shape}"
-        assert g.dtype == w.dtype, f"{name}[{i}]: dtype {g.dtype} != PyTorch's {w.dtype}"
-        tol = 1e-5 if w.dtype == np.float32 else 1e-9
-        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=f"{name}[{i}]")
+TORCH = casebook.load("batch_norm_kernels")
 
 
 @pytest.mark.parametrize("name", sorted(cases.CASES))
 def test_matches_pytorch(name):
-    _compare(name, cases.run(name, lucid), _want(name))
+    casebook.assert_matches_pytorch(cases, TORCH, name)
 
 
 def _t(a: np.ndarray) -> lucid.Tensor:
@@ -84,7 +69,7 @@ def _two_ranks(x_np: np.ndarray, g_np: np.ndarray, split: int, equal_counts: boo
 )
 def test_kernels_compose_into_full_batch_norm(name, equal_counts):
     x_np, g_np, split = cases.SPLITS[name]
-    _compare(name, _two_ranks(x_np, g_np, split, equal_counts), _want(name))
+    casebook.compare(name, _two_ranks(x_np, g_np, split, equal_counts), TORCH)
 
 
 def test_kernels_compose_into_lucids_own_batch_norm_and_differentiate():

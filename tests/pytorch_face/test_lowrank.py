@@ -2,7 +2,7 @@
 errors.
 
 Values: every case of ``fixtures/lowrank_cases.py`` against ``fixtures/lowrank.npz`` (written once by
-``generate_lowrank.py`` with PyTorch 2.13). The cases return only what does not depend on the random draws
+``casebook.py`` with PyTorch 2.13). The cases return only what does not depend on the random draws
 (singular values and reconstructions of low-rank matrices, Gram matrices, eigenvalues, eigenvectors up to sign),
 so the tolerance is that of the algorithms, not of bitwise agreement. Then the eigen-equations, float64 gradient
 checks with a fixed draw, seeded repeatability and PyTorch's errors.
@@ -10,28 +10,19 @@ checks with a fixed draw, seeded repeatability and PyTorch's errors.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import lucid
+from tests.pytorch_face.fixtures import casebook
 from tests.pytorch_face.fixtures import lowrank_cases as cases
 
-with np.load(Path(__file__).parent / "fixtures" / "lowrank.npz") as _f:
-    TORCH = {k: _f[k] for k in _f.files}
+TORCH = casebook.load("lowrank")
 
 
 @pytest.mark.parametrize("name", sorted(cases.CASES))
 def test_matches_pytorch(name):
-    got = cases.run(name, lucid)
-    want = [TORCH[f"{name}:{i}"] for i in range(sum(1 for k in TORCH if k.startswith(f"{name}:")))]
-    assert len(got) == len(want), f"{name}: {len(got)} results, PyTorch gave {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert g.shape == w.shape, f"{name}[{i}]: shape {g.shape} != PyTorch's {w.shape}"
-        assert g.dtype == w.dtype, f"{name}[{i}]: dtype {g.dtype} != PyTorch's {w.dtype}"
-        tol = 1e-4 if w.dtype == np.float32 else 1e-7
-        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=f"{name}[{i}]")
+    casebook.assert_matches_pytorch(cases, TORCH, name, 0.0001, 1e-07)
 
 
 def test_singular_values_are_the_exact_ones():

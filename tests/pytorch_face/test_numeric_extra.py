@@ -1,34 +1,25 @@
 """lucid/_numeric_extra.py (gradient, histogramdd): values, dtypes, gradients against PyTorch's, gradcheck, errors.
 
 Values: every case of ``fixtures/numeric_extra_cases.py`` against ``fixtures/numeric_extra.npz`` (written once by
-``generate_numeric_extra.py`` with PyTorch 2.13), then float64 finite-difference checks of ``gradient`` and
+``casebook.py`` with PyTorch 2.13), then float64 finite-difference checks of ``gradient`` and
 PyTorch's errors for bad arguments.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import lucid
+from tests.pytorch_face.fixtures import casebook
 from tests.pytorch_face.fixtures import numeric_extra_cases as cases
 
-with np.load(Path(__file__).parent / "fixtures" / "numeric_extra.npz") as _f:
-    TORCH = {k: _f[k] for k in _f.files}
+TORCH = casebook.load("numeric_extra")
 
 
 @pytest.mark.parametrize("name", sorted(cases.CASES))
 def test_matches_pytorch(name):
-    got = cases.run(name, lucid)
-    want = [TORCH[f"{name}:{i}"] for i in range(sum(1 for k in TORCH if k.startswith(f"{name}:")))]
-    assert len(got) == len(want), f"{name}: {len(got)} results, PyTorch gave {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert g.shape == w.shape, f"{name}[{i}]: shape {g.shape} != PyTorch's {w.shape}"
-        assert g.dtype == w.dtype, f"{name}[{i}]: dtype {g.dtype} != PyTorch's {w.dtype}"
-        tol = 1e-5 if w.dtype == np.float32 else 1e-9
-        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=f"{name}[{i}]")
+    casebook.assert_matches_pytorch(cases, TORCH, name, 1e-05, 1e-09)
 
 
 def test_fixture_exercises_edges_and_outside_values():

@@ -2,34 +2,25 @@
 
 Values and gradients: every case of ``fixtures/rnn_ops_cases.py`` (1 and 2 layers, uni- and bidirectional,
 batch_first both ways, with and without biases, and the packed overload) against ``fixtures/rnn_ops.npz``
-(written once by ``generate_rnn_ops.py`` with PyTorch 2.13). Then float64 finite-difference checks, the dropout
+(written once by ``casebook.py`` with PyTorch 2.13). Then float64 finite-difference checks, the dropout
 path (drawn, so checked by behaviour) and the errors.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import lucid
+from tests.pytorch_face.fixtures import casebook
 from tests.pytorch_face.fixtures import rnn_ops_cases as cases
 
-with np.load(Path(__file__).parent / "fixtures" / "rnn_ops.npz") as _f:
-    TORCH = {k: _f[k] for k in _f.files}
+TORCH = casebook.load("rnn_ops")
 
 
 @pytest.mark.parametrize("name", sorted(cases.CASES))
 def test_matches_pytorch(name):
-    got = cases.run(name, lucid)
-    want = [TORCH[f"{name}:{i}"] for i in range(sum(1 for k in TORCH if k.startswith(f"{name}:")))]
-    assert len(want) > 0
-    assert len(got) == len(want), f"{name}: {len(got)} results, PyTorch gave {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert g.shape == w.shape, f"{name}[{i}]: shape {g.shape} != PyTorch's {w.shape}"
-        assert g.dtype == w.dtype, f"{name}[{i}]: dtype {g.dtype} != PyTorch's {w.dtype}"
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=f"{name}[{i}]")
+    casebook.assert_matches_pytorch(cases, TORCH, name, 0.0001, 1e-09)
 
 
 def _f64(a):

@@ -2,34 +2,24 @@
 
 Values and gradients: every case of ``fixtures/segment_reduce_cases.py`` (all five reductions; 1-D, 2-D and 3-D
 data; axis 0, 1 and -1; lengths and offsets; empty segments with and without ``initial``; ties) against
-``fixtures/segment_reduce.npz`` (written once by ``generate_segment_reduce.py`` with PyTorch 2.13).
+``fixtures/segment_reduce.npz`` (written once by ``casebook.py`` with PyTorch 2.13).
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import lucid
+from tests.pytorch_face.fixtures import casebook
 from tests.pytorch_face.fixtures import segment_reduce_cases as cases
 
-with np.load(Path(__file__).parent / "fixtures" / "segment_reduce.npz") as _f:
-    TORCH = {k: _f[k] for k in _f.files}
+TORCH = casebook.load("segment_reduce")
 
 
 @pytest.mark.parametrize("name", sorted(cases.CASES))
 def test_matches_pytorch(name):
-    got = cases.run(name, lucid)
-    want = [TORCH[f"{name}:{i}"] for i in range(sum(1 for k in TORCH if k.startswith(f"{name}:")))]
-    assert len(want) > 0
-    assert len(got) == len(want), f"{name}: {len(got)} results, PyTorch gave {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert g.shape == w.shape, f"{name}[{i}]: shape {g.shape} != PyTorch's {w.shape}"
-        assert g.dtype == w.dtype, f"{name}[{i}]: dtype {g.dtype} != PyTorch's {w.dtype}"
-        tol = 1e-5 if w.dtype == np.float32 else 1e-9
-        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=f"{name}[{i}]")
+    casebook.assert_matches_pytorch(cases, TORCH, name, 1e-05, 1e-09)
 
 
 def test_empty_segment_values():

@@ -1,35 +1,27 @@
 """torch-level names of lucid/_torch_surface.py: values and gradients against PyTorch's, draws, errors.
 
 Values: every case of ``fixtures/torch_surface_cases.py`` against ``fixtures/torch_surface.npz`` (written once by
-``generate_torch_surface.py`` with PyTorch 2.13). poisson and binomial draw from Lucid's own samplers, so they
+``casebook.py`` with PyTorch 2.13). poisson and binomial draw from Lucid's own samplers, so they
 are checked by their moments; the rest by behaviour and errors.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import lucid
+from tests.pytorch_face.fixtures import casebook
 from tests.pytorch_face.fixtures import torch_surface_cases as cases
 
-with np.load(Path(__file__).parent / "fixtures" / "torch_surface.npz") as _f:
-    TORCH = {k: _f[k] for k in _f.files}
+TORCH = casebook.load("torch_surface")
 
 
 @pytest.mark.parametrize("name", sorted(cases.CASES))
 def test_matches_pytorch(name):
-    got = cases.run(name, lucid)
-    want = [TORCH[f"{name}:{i}"] for i in range(sum(1 for k in TORCH if k.startswith(f"{name}:")))]
-    assert len(got) == len(want), f"{name}: {len(got)} results, PyTorch gave {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert g.shape == w.shape, f"{name}[{i}]: shape {g.shape} != PyTorch's {w.shape}"
-        assert g.dtype == w.dtype, f"{name}[{i}]: dtype {g.dtype} != PyTorch's {w.dtype}"
-        tol = 1e-5 if w.dtype == np.float32 else 1e-9
-        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=f"{name}[{i}]")
+    casebook.assert_matches_pytorch(cases, TORCH, name)
 
 
 @pytest.mark.parametrize(
