@@ -1,9 +1,10 @@
 """PyTorch's grad-mode switches: ``set_grad_enabled`` (a call, a context and a decorator) and
-``inference_mode`` (no_grad under PyTorch's name)."""
+``inference_mode`` (graph recording off, with PyTorch's thread-local inference flag)."""
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -38,19 +39,40 @@ class set_grad_enabled:  # noqa: N801 - PyTorch's name
         return wrapper
 
 
-class inference_mode(lc.no_grad):  # noqa: N801 - PyTorch's name
-    """``no_grad`` under PyTorch's other name (context manager and decorator); ``inference_mode(False)`` is a no-op."""
+class _InferenceState(threading.local):
+    on = False
+
+
+_inference = _InferenceState()
+
+
+class inference_mode:  # noqa: N801 - PyTorch's name
+    """PyTorch's inference mode: a context manager and decorator (bare or called) that turns graph recording off,
+    thread by thread. ``inference_mode(False)`` turns it back on, even inside ``no_grad``, as PyTorch's does.
+
+    Lucid has no inference tensors (PyTorch's version-counter-free tensors): tensors made inside are ordinary
+    ones, so ``is_inference_mode_enabled`` is the only observable difference from ``no_grad``.
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode) and not isinstance(mode, bool):  # bare ``@inference_mode``
+            return cls()(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
+        self._stack: list[tuple[bool, Any]] = []
 
     def __enter__(self) -> None:
-        if self.mode:
-            super().__enter__()
+        grad = lc.no_grad() if self.mode else lc.enable_grad()
+        grad.__enter__()
+        self._stack.append((_inference.on, grad))
+        _inference.on = self.mode
 
     def __exit__(self, *exc: object) -> None:
-        if self.mode:
-            super().__exit__(*exc)
+        previous, grad = self._stack.pop()
+        _inference.on = previous
+        grad.__exit__(None, None, None)
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         mode = self.mode
@@ -62,7 +84,11 @@ class inference_mode(lc.no_grad):  # noqa: N801 - PyTorch's name
 
         return wrapper
 
+    def clone(self) -> inference_mode:
+        """A fresh context with the same mode (PyTorch's ``clone``)."""
+        return inference_mode(self.mode)
+
 
 def is_inference_mode_enabled() -> bool:
-    """Whether graph recording is off (Lucid's inference mode is ``no_grad``)."""
-    return not lc.is_grad_enabled()
+    """Whether this thread is inside ``inference_mode()`` (not merely ``no_grad``), as PyTorch answers."""
+    return _inference.on
