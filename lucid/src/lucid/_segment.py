@@ -4,9 +4,10 @@ Segments are given by ``lengths`` or ``offsets``, whose last axis runs over the 
 match ``data``'s axes before ``axis`` (each leading index has its own segments). The reduction is built from
 differentiable Lucid ops, so autograd gives PyTorch's backward: a mask (..., S, N) marks which of the N positions
 along ``axis`` belong to each of the S segments, ``where`` fills the others with the reduction's identity and an
-ordinary reduction over N finishes. Max/min gradients split evenly between tied maxima (``lc.max``'s rule, as
-PyTorch's segment backward does) and go to none of them when ``initial`` wins; a tie with ``initial`` keeps the
-data element's gradient, as in PyTorch. Empty segments give PyTorch's values: 0 for sum, NaN for mean, -inf/inf
+ordinary reduction over N finishes. Max/min are computed without a graph and a small node (``_Routed``) sends
+each segment's gradient to its own members equal to the result, split evenly between ties (NaN matching NaN),
+as PyTorch's segment backward does: never to the filled positions (a ``-inf`` datum ties with max's fill) and to
+none of them when ``initial`` wins outright. Empty segments give PyTorch's values: 0 for sum, NaN for mean, -inf/inf
 for max/min, 1 for prod, or ``initial`` when it is given (which otherwise joins every segment's reduction; for
 mean, ``(initial + sum) / length``). The mask costs S x N x (the other axes) memory: this is a reference
 implementation, not a fused kernel.
