@@ -113,3 +113,52 @@ def test_old_numpy_rng_states_are_refused_with_a_message() -> None:
     state["backends"]["numpy"] = {"bit_generator": "PCG64", "state": {}}
     with pytest.raises(ValueError, match="torch-mt19937"):
         lc.set_rng_state(state)
+
+
+@pytest.mark.parametrize(("mean", "std"), [(0.0, 1.0), (0.5, 2.0), (-3.0, 1e-3)])
+@pytest.mark.parametrize("simd", [0, 1])
+def test_compiled_float32_box_muller_gives_the_numpy_emulations_bits(
+    monkeypatch: pytest.MonkeyPatch, mean: float, std: float, simd: int
+) -> None:
+    """The compiled float32 Box-Muller (explicit fmaf) equals the NumPy emulation bit for bit, both builds (libm's
+    fmaf in the plain one, the FMA instruction in the AVX2 one), on uniforms covering every quadrant of sincos,
+    the smallest and largest uniforms and the log's small-mantissa branch."""
+    from lucid_backend_numpy import _torch_random as tr
+
+    lib = tr._libm_loops()
+    if lib is None:
+        pytest.skip("lucid_backend_numpy's compiled kernels are not built")
+    rng = np.random.default_rng(7)
+    u = (rng.integers(0, 1 << 24, 16 * 40000) * 2.0**-24).astype(np.float32)
+    u[:16] = [0.0, 2.0**-24, 0.5, 1 - 2.0**-24, 0.70710677, 0.25, 0.75, 0.125] * 2
+    u = u.reshape(-1, 16)
+    mean32, std32 = np.float32(mean), np.float32(std)
+    before = lib.lucid_simd_level()
+    lib.lucid_set_simd_level(simd)
+    try:
+        compiled = tr._box_muller32(u, mean32, std32)
+    finally:
+        lib.lucid_set_simd_level(before)
+    monkeypatch.setattr(tr, "_libm_loops", lambda: None)
+    emulated = tr._box_muller32(u, mean32, std32)
+    assert compiled.dtype == np.float32
+    np.testing.assert_array_equal(compiled.view(np.int32), emulated.view(np.int32))
+
+
+@pytest.mark.parametrize(("low", "high"), [(0.0, 1.0), (-1.0, 1.0), (-0.0625, 0.0625), (3.0, 3.0000002)])
+def test_compiled_float32_uniforms_give_the_numpy_emulations_bits(
+    monkeypatch: pytest.MonkeyPatch, low: float, high: float
+) -> None:
+    """``lucid_uniform_f32`` (24 bits, then one fmaf, hi folded to lo) equals the NumPy emulation bit for bit and
+    consumes the same words; the narrow range makes values round up to ``high``, which must come out as ``low``."""
+    from lucid_backend_numpy import _torch_random as tr
+
+    if tr._libm_loops() is None:
+        pytest.skip("lucid_backend_numpy's compiled kernels are not built")
+    a, b = tr.TorchGenerator(11), tr.TorchGenerator(11)
+    compiled = a.uniform((300001,), np.float32, low, high)
+    monkeypatch.setattr(tr, "_libm_loops", lambda: None)
+    emulated = b.uniform((300001,), np.float32, low, high)
+    np.testing.assert_array_equal(compiled.view(np.int32), emulated.view(np.int32))
+    assert compiled.min() >= np.float32(low) and (compiled < np.float32(high)).all()
+    np.testing.assert_array_equal(a.words32(4), b.words32(4))

@@ -1131,6 +1131,137 @@ LUCID_EXPORT __attribute__((optimize("no-tree-vectorize"))) void lucid_box_mulle
     }
 }
 
+/* Blocks of 16 float32 uniforms to normals, as PyTorch's normal_fill_16_AVX2: avx_mathfun.h's Cephes log256_ps and
+ * sincos256_ps with the multiply-adds GCC contracts into FMAs there, each written here as an explicit fmaf (one
+ * rounding, so the plain build, which calls libm's fmaf, and the FMA build give the same bits; -ffp-contract=off
+ * fuses nothing else). _torch_random.py holds the same steps in NumPy and says why each is there. */
+LUCID_INLINE float bm_log32(float x) {
+    const float p0 = 7.0376836292e-2f, p1 = -1.1514610310e-1f, p2 = 1.1676998740e-1f, p3 = -1.2420140846e-1f,
+                p4 = 1.4249322787e-1f, p5 = -1.6668057665e-1f, p6 = 2.0000714765e-1f, p7 = -2.4999993993e-1f,
+                p8 = 3.3333331174e-1f;
+    union { float f; int32_t i; } v, m;
+    v.f = x < 1.17549435e-38f ? 1.17549435e-38f : x;
+    float e = (float)((v.i >> 23) - 0x7F) + 1.0f;
+    m.i = (v.i & ~0x7F800000) | 0x3F000000;
+    float xm = m.f;
+    const int small = xm < 0.707106781186547524f;
+    float tmp = small ? xm : 0.0f;
+    e = e - (small ? 1.0f : 0.0f);
+    xm = (xm - 1.0f) + tmp;
+    float z = xm * xm;
+    float y = fmaf(p0, xm, p1);
+    y = fmaf(y, xm, p2);
+    y = fmaf(y, xm, p3);
+    y = fmaf(y, xm, p4);
+    y = fmaf(y, xm, p5);
+    y = fmaf(y, xm, p6);
+    y = fmaf(y, xm, p7);
+    y = fmaf(y, xm, p8);
+    y = fmaf(y * xm, z, e * -2.12194440e-4f);
+    y = fmaf(-z, 0.5f, y);
+    return fmaf(e, 0.693359375f, xm + y);
+}
+
+LUCID_INLINE void bm_sincos32(float x, float *s_out, float *c_out) { /* x >= 0 */
+    int32_t j = (int32_t)(x * 1.27323954473516f);
+    j = (j + 1) & ~1;
+    const float y = (float)j;
+    x = fmaf(y, -0.78515625f, x);
+    x = fmaf(y, -2.4187564849853515625e-4f, x);
+    x = fmaf(y, -3.77489497744594108e-8f, x);
+    const float z = x * x;
+    float yc = fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
+    yc = fmaf(yc, z, 4.166664568298827e-2f);
+    yc = fmaf(yc * z, z, -(z * 0.5f)) + 1.0f;
+    float ys = fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
+    ys = fmaf(ys, z, -1.6666654611e-1f);
+    ys = fmaf(ys * z, x, x);
+    const int poly = (j & 2) == 0;
+    float s = poly ? ys : yc, c = poly ? yc : ys;
+    *s_out = (j & 4) ? -s : s;
+    *c_out = (~(j - 2) & 4) ? -c : c;
+}
+
+LUCID_INLINE void box_muller_f32_body(const float *restrict u, float *restrict out, ptrdiff_t blocks, float mean,
+                                      float std, int plain) {
+    const float two_pi = (float)(2.0 * 3.14159265358979323846);
+    for (ptrdiff_t b = 0; b < blocks; b++) {
+        const float *ub = u + 16 * b;
+        float *ob = out + 16 * b;
+        for (int j = 0; j < 8; j++) {
+            const float radius = sqrtf(-2.0f * bm_log32(1.0f - ub[j]));
+            float s, c;
+            bm_sincos32(two_pi * ub[8 + j], &s, &c);
+            ob[j] = radius * c;
+            ob[8 + j] = radius * s;
+        }
+    }
+    const ptrdiff_t n = 16 * blocks;
+    if (plain) /* PyTorch's fma(n, 1, 0): exact, but -0 becomes +0 */
+        for (ptrdiff_t i = 0; i < n; i++)
+            out[i] = out[i] + 0.0f;
+    else
+        for (ptrdiff_t i = 0; i < n; i++)
+            out[i] = fmaf(out[i], std, mean);
+}
+
+static void box_muller_f32_generic(const float *u, float *out, ptrdiff_t blocks, float mean, float std, int plain) {
+    box_muller_f32_body(u, out, blocks, mean, std, plain);
+}
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2,fma"))) static void box_muller_f32_fma(const float *u, float *out, ptrdiff_t blocks,
+                                                                   float mean, float std, int plain) {
+    box_muller_f32_body(u, out, blocks, mean, std, plain);
+}
+#endif
+
+/* u and out hold blocks * 16 floats; plain: mean 0 and std 1 (no final fma, as PyTorch's kernel). */
+LUCID_EXPORT void lucid_box_muller_f32(const float *u, float *out, ptrdiff_t blocks, float mean, float std, int plain) {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    if (simd() && __builtin_cpu_supports("fma")) {
+        box_muller_f32_fma(u, out, blocks, mean, std, plain);
+        return;
+    }
+#endif
+    box_muller_f32_generic(u, out, blocks, mean, std, plain);
+}
+
+/* float32 uniforms in [lo, hi) as PyTorch draws them: 24 bits of each 32-bit engine word (held in a uint64) times
+ * 2**-24, then fma(x, hi - lo, lo) with one rounding, a value that rounds up to hi becoming lo. plain: [0, 1). */
+LUCID_INLINE void uniform_f32_body(const uint64_t *restrict words, float *restrict out, ptrdiff_t n, float lo,
+                                   float hi, int plain) {
+    const float scale = 5.9604644775390625e-08f, width = hi - lo; /* 2**-24 */
+    if (plain) {
+        for (ptrdiff_t i = 0; i < n; i++)
+            out[i] = (float)(int32_t)(words[i] & 0xFFFFFF) * scale;
+        return;
+    }
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const float v = fmaf((float)(int32_t)(words[i] & 0xFFFFFF) * scale, width, lo);
+        out[i] = v == hi ? lo : v;
+    }
+}
+
+static void uniform_f32_generic(const uint64_t *w, float *out, ptrdiff_t n, float lo, float hi, int plain) {
+    uniform_f32_body(w, out, n, lo, hi, plain);
+}
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2,fma"))) static void uniform_f32_fma(const uint64_t *w, float *out, ptrdiff_t n, float lo,
+                                                               float hi, int plain) {
+    uniform_f32_body(w, out, n, lo, hi, plain);
+}
+#endif
+
+LUCID_EXPORT void lucid_uniform_f32(const uint64_t *words, float *out, ptrdiff_t n, float lo, float hi, int plain) {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    if (simd() && __builtin_cpu_supports("fma")) {
+        uniform_f32_fma(words, out, n, lo, hi, plain);
+        return;
+    }
+#endif
+    uniform_f32_generic(words, out, n, lo, hi, plain);
+}
+
 static PyMethodDef methods[] = {
     {"address", (PyCFunction)(void (*)(void))address, METH_FASTCALL, "address(array, offset=0) -> int"},
     {NULL, NULL, 0, NULL}};

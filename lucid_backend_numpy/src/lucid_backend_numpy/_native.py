@@ -121,6 +121,10 @@ def load() -> Any:
     lib.lucid_f32_to_bf16.argtypes = lib.lucid_bf16_to_f32.argtypes = [p, p, n, i]
     lib.lucid_f32_to_bf16.restype = lib.lucid_bf16_to_f32.restype = None
     lib.lucid_box_muller_f64.argtypes, lib.lucid_box_muller_f64.restype = [p, p, n], None  # uniforms, out, blocks
+    # uniforms, out, blocks of 16, mean, std, plain (mean 0 and std 1)
+    lib.lucid_box_muller_f32.argtypes, lib.lucid_box_muller_f32.restype = [p, p, n, f, f, i], None
+    # uint64 engine words, out, count, low, high, plain ([0, 1))
+    lib.lucid_uniform_f32.argtypes, lib.lucid_uniform_f32.restype = [p, p, n, f, f, i], None
     lib.lucid_simd_level.argtypes = []
     lib.lucid_set_simd_level.argtypes = [ctypes.c_int]
     lib.lucid_simd_level.restype = lib.lucid_set_simd_level.restype = ctypes.c_int

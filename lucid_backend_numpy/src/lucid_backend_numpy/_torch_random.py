@@ -160,6 +160,12 @@ def _sincos32(x: Any) -> tuple[Any, Any]:
 
 def _box_muller32(u: Any, mean: Any, std: Any) -> Any:
     """Blocks of 16 float32 uniforms (rows of ``u``, shape (m, 16)) to normals, as ``normal_fill_16_AVX2``."""
+    lib = _libm_loops()
+    if lib is not None and u.flags.c_contiguous:  # the same steps compiled (_ckernels.c), the same bits
+        out = np.empty_like(u)
+        plain = int((mean, std) == (_F32(0), _F32(1)))
+        lib.lucid_box_muller_f32(u.ctypes.data, out.ctypes.data, u.shape[0], float(mean), float(std), plain)
+        return out
     u1 = (_F32(1) - u[:, :8]).ravel()
     u2 = u[:, 8:].ravel()
     radius = np.sqrt(_F32(-2) * _log32(u1))
@@ -253,7 +259,22 @@ class TorchGenerator:
         """``n`` uniforms in [0, 1) as PyTorch's ``uniform_real_distribution(0, 1)`` draws them."""
         if double:
             return (self.words64(n) & _U64((1 << 53) - 1)).astype(_F64) * 2.0**-53
-        return (self.words32(n) & _U64(0xFFFFFF)).astype(_F32) * _F32(2.0**-24)
+        return self._uniform32(n, 0.0, 1.0, plain=True)
+
+    def _uniform32(self, n: int, low: float, high: float, plain: bool) -> Any:
+        """``n`` float32 uniforms in [low, high) (``plain``: [0, 1), no multiply-add)."""
+        words = self.words32(n)
+        lib = _libm_loops()
+        if lib is not None:  # the same steps compiled (_ckernels.c: lucid_uniform_f32), the same bits
+            out = np.empty(n, _F32)
+            lib.lucid_uniform_f32(words.ctypes.data, out.ctypes.data, n, float(_F32(low)), float(_F32(high)), plain)
+            return out
+        x = (words & _U64(0xFFFFFF)).astype(_F32) * _F32(2.0**-24)
+        if plain:
+            return x
+        lo32, hi32 = _F32(low), _F32(high)
+        out = _fma32(x, hi32 - lo32, lo32)
+        return np.where(out == hi32, lo32, out)
 
     # -- distributions -----------------------------------------------------------------------------------
     def uniform(self, shape: tuple[int, ...], dtype: Any, low: float = 0.0, high: float = 1.0) -> Any:
@@ -262,6 +283,8 @@ class TorchGenerator:
             raise ValueError(f"uniform_: expects to return a [from, to) range, but found from={low} > to={high}")
         dtype = np.dtype(dtype)
         n = math.prod(shape)
+        if dtype == _F32:
+            return self._uniform32(n, low, high, plain=(low, high) == (0.0, 1.0)).reshape(shape)
         double = dtype == _F64
         x = self._unit(n, double)
         if double:
@@ -294,7 +317,7 @@ class TorchGenerator:
         u = self._unit(n, double=False)
         out = np.empty(n, _F32)
         full = n // 16 * 16
-        step = _BLOCK
+        step = full if _libm_loops() is not None else _BLOCK  # C: one call; NumPy: chunks that stay in cache
         for lo in range(0, full, step):
             hi = min(lo + step, full)
             out[lo:hi] = _box_muller32(u[lo:hi].reshape(-1, 16), mean, std).ravel()
