@@ -2,8 +2,9 @@
 
 One job per world size runs every check (workers/fsdp.py): an MLP and a small transformer trained with
 SGD-momentum and Adam in float64 against the one-process reference, per-rank memory, clipping,
-summon_full_params, gradient accumulation and state dicts; the 4-rank job saves a sharded checkpoint
-that the 2-rank job loads (resharding). The errors for what is not supported are checked in-process.
+summon_full_params, gradient accumulation and state dicts (the optimizer's too); the 4-rank job saves a
+sharded checkpoint of the model and its Adam that the 2-rank job loads (resharding) and trains on, equal
+to one process that never stopped. The errors for what is not supported are checked in-process.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ import pytest
 import lucid_core as lc
 import lucid_distributed as dist
 import lucid_nn as nn
-from lucid_distributed import fsdp
+import lucid_optim as optim
+from lucid_distributed import checkpoint, fsdp
 
 from ._launch import ok_lines, run_job
 
-CHECKS = {"mlp_sgd", "mlp_adam", "gpt_sgd", "gpt_adam", "gpt_adam_fsdp1", "sharded_roundtrip", "full_load"}
+CHECKS = {"mlp_sgd", "mlp_adam", "gpt_sgd", "gpt_adam", "gpt_adam_fsdp1", "sharded_roundtrip", "full_load",
+          "optim_full", "optim_full_resume"}  # fmt: skip
 VARIANTS = {"gpt_adam_keep", "mlp_sgd_fsdp1", "gpt_clip", "mlp_accumulate", "mlp_no_sync_fsdp1"}  # on 2 ranks
 
 
@@ -47,14 +50,17 @@ def _check(lines: list[str], world: int, extra: set[str] = frozenset()) -> None:
         assert mem["largest"] <= mem["peak"] <= mem["root"] + 2 * mem["largest"] + 400, mem
 
 
-def test_fsdp_matches_one_process_on_four_then_two_ranks_and_reshards_a_checkpoint(tmp_path: Path) -> None:
+def test_fsdp_matches_one_process_on_four_then_two_ranks_and_resumes_a_checkpoint_with_its_optimizer(
+    tmp_path: Path,
+) -> None:
     saved = tmp_path / "ckpt"
     saved.mkdir()
     _check(ok_lines(run_job(4, "fsdp.py", "numpy", str(saved), timeout=180)), 4)  # the equivalence core
     assert (saved / "metadata.json").exists()
     # the second job on MLX where it is installed: its tensors travel through host buffers, a second code path
     second = "mlx" if importlib.util.find_spec("lucid_backend_mlx") else "numpy"
-    _check(ok_lines(run_job(2, "fsdp.py", second, "-", str(saved), timeout=180)), 2, VARIANTS | {"resharded_load"})
+    resumed = {"resharded_load", "resharded_resume"}
+    _check(ok_lines(run_job(2, "fsdp.py", second, "-", str(saved), timeout=180)), 2, VARIANTS | resumed)
 
 
 @pytest.fixture
@@ -121,6 +127,93 @@ def test_a_sharded_state_dict_names_each_piece_with_its_place_in_the_whole(group
     assert (model[0].weight.detach().numpy() == 2.0 * before).all()
 
 
+def _stepped_adam(model: nn.Module) -> optim.Adam:
+    opt = optim.Adam(model.parameters(), lr=0.1)
+    model(lc.randn(5, 3)).sum().backward()
+    opt.step()
+    return opt
+
+
+NAMES = ["0.weight", "0.bias", "2.weight", "2.bias"]
+FULL = fsdp.StateDictOptions(full_state_dict=True)
+
+
+def test_an_optimizer_state_dict_is_keyed_by_parameter_name_and_cut_as_the_parameters(group_of_one: None) -> None:
+    lc.manual_seed(0)
+    model = fsdp.fully_shard(_mlp())
+    opt = _stepped_adam(model)
+    sd = fsdp.get_optimizer_state_dict(model, opt)
+    assert list(sd["state"]) == NAMES and sd["param_groups"][0]["params"] == NAMES
+    st = sd["state"]["0.weight"]
+    assert st["step"] == 1
+    shard, param = st["exp_avg"], fsdp.get_model_state_dict(model)["0.weight"]
+    assert isinstance(shard, checkpoint.Shard), "described as the parameter's piece is"
+    assert (shard.global_shape, shard.offset, shard.local.size) == (param.global_shape, param.offset, 12)
+    full = fsdp.get_optimizer_state_dict(model, opt, options=FULL)["state"]["0.weight"]["exp_avg"]
+    assert tuple(full.shape) == (4, 3)
+    assert (full.numpy().reshape(-1) == opt.state[model[0].weight]["exp_avg"].numpy()).all()
+
+
+def test_set_optimizer_state_dict_names_an_unknown_parameter_and_a_wrong_shape(group_of_one: None) -> None:
+    lc.manual_seed(0)
+    model = fsdp.fully_shard(_mlp())
+    opt = _stepped_adam(model)
+    full = fsdp.get_optimizer_state_dict(model, opt, options=FULL)
+    before = opt.state[model[0].weight]["exp_avg"].numpy().copy()
+    unknown = {**full, "state": {**full["state"], "1.weight": {"step": 1}}}
+    with pytest.raises(ValueError, match="state for '1.weight', which is not a parameter of the model"):
+        fsdp.set_optimizer_state_dict(model, opt, unknown)
+    wrong = {**full, "state": {**full["state"], "0.weight": {**full["state"]["0.weight"], "exp_avg": lc.zeros(3, 4)}}}
+    with pytest.raises(ValueError, match=r"'exp_avg' of '0.weight' has shape \(3, 4\); expected .* \(4, 3\)"):
+        fsdp.set_optimizer_state_dict(model, opt, wrong)
+    with pytest.raises(ValueError, match="keyed by index"):
+        fsdp.set_optimizer_state_dict(model, opt, opt.state_dict())
+    assert (opt.state[model[0].weight]["exp_avg"].numpy() == before).all(), "a refused state dict loads nothing"
+
+
+def test_a_saved_model_and_optimizer_resume_through_a_template_of_fresh_ones(
+    group_of_one: None, tmp_path: Path
+) -> None:
+    lc.manual_seed(0)
+    model = fsdp.fully_shard(_mlp())
+    opt = _stepped_adam(model)
+    model_sd, optim_sd = fsdp.get_state_dict(model, opt)
+    checkpoint.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=tmp_path)
+    fresh = fsdp.fully_shard(_mlp())
+    fresh_opt = optim.Adam(fresh.parameters(), lr=0.5, betas=(0.5, 0.5))
+    model_sd, optim_sd = fsdp.get_state_dict(fresh, fresh_opt)  # a fresh optimizer gets its state first
+    template = {"model": model_sd, "optim": optim_sd}
+    checkpoint.load(template, checkpoint_id=tmp_path)  # betas, a tuple, is replaced by the saved one
+    fsdp.set_state_dict(fresh, fresh_opt, model_state_dict=template["model"], optim_state_dict=template["optim"])
+    assert fresh_opt.param_groups[0]["lr"] == 0.1 and fresh_opt.param_groups[0]["betas"] == (0.9, 0.999)
+    for p, q in zip(model.parameters(), fresh.parameters()):
+        assert (p.detach().numpy() == q.detach().numpy()).all()
+        want, got = opt.state[p], fresh_opt.state[q]
+        assert got["step"] == want["step"] == 1
+        assert all((got[k].numpy() == want[k].numpy()).all() for k in ("exp_avg", "exp_avg_sq"))
+
+
+def test_fsdp1_optim_state_dict_follows_state_dict_type_and_loads_back(group_of_one: None) -> None:
+    lc.manual_seed(0)
+    FSDP = fsdp.FullyShardedDataParallel
+    model = FSDP(_mlp())
+    opt = _stepped_adam(model)
+    assert tuple(FSDP.optim_state_dict(model, opt)["state"]["0.weight"]["exp_avg"].shape) == (4, 3)
+    with FSDP.state_dict_type(model, fsdp.StateDictType.SHARDED_STATE_DICT):
+        sharded = FSDP.optim_state_dict(model, opt)
+        assert isinstance(sharded["state"]["0.weight"]["exp_avg"], checkpoint.Shard)
+        local = FSDP.optim_state_dict_to_load(model, opt, sharded)
+    mine = opt.state_dict()
+    assert list(local["state"]) == list(mine["state"]) == [0, 1, 2, 3]
+    assert all((local["state"][i]["exp_avg"].numpy() == mine["state"][i]["exp_avg"].numpy()).all() for i in range(4))
+    with pytest.raises(ValueError, match="group is not supported"):
+        FSDP.optim_state_dict(model, opt, group=object())
+    config = fsdp.FullOptimStateDictConfig(rank0_only=True)
+    with FSDP.state_dict_type(model, fsdp.StateDictType.FULL_STATE_DICT, optim_state_dict_config=config):
+        with pytest.raises(ValueError, match=r"rank0_only=True\) is not supported"):
+            FSDP.optim_state_dict_to_load(model, opt, sharded)
+
+
 def test_the_pytorch_face_spells_it_torch_distributed_fsdp() -> None:
     import lucid.distributed.fsdp as face
     from lucid.distributed.fsdp.wrap import ModuleWrapPolicy, transformer_auto_wrap_policy
@@ -130,6 +223,11 @@ def test_the_pytorch_face_spells_it_torch_distributed_fsdp() -> None:
     assert face.ShardingStrategy.FULL_SHARD is fsdp.ShardingStrategy.FULL_SHARD
     assert ModuleWrapPolicy is fsdp.ModuleWrapPolicy
     assert transformer_auto_wrap_policy is fsdp.transformer_auto_wrap_policy
+    from lucid.distributed.checkpoint import state_dict as dcp_state_dict
+
+    assert dcp_state_dict.get_optimizer_state_dict is fsdp.get_optimizer_state_dict
+    assert dcp_state_dict.set_state_dict is fsdp.set_state_dict
+    assert dcp_state_dict.get_model_state_dict is fsdp.get_model_state_dict
 
 
 def test_auto_wrap_policies_pick_the_units_bottom_up(group_of_one: None) -> None:

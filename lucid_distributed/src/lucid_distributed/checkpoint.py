@@ -520,13 +520,18 @@ def load(state_dict: dict[str, Any], *, checkpoint_id: str | os.PathLike[str], s
 
 
 def _set(root: Any, path: Path, value: Any) -> None:
-    node = root
+    """Put ``value`` at ``path``; a tuple on the way is rebuilt (Adam's ``betas``) and put back in its parent."""
+    nodes = [root]
     for _, key in path[:-1]:
-        node = node[key]
-    kind, key = path[-1]
-    if kind == "u":
-        raise TypeError(f"load: cannot replace {_name(path)!r} inside a tuple; use a list in the state dict")
-    node[key] = value
+        nodes.append(nodes[-1][key])
+    for depth in range(len(path) - 1, -1, -1):
+        kind, key = path[depth]
+        node = nodes[depth]
+        if kind != "u":
+            node[key] = value
+            return
+        value = (*node[:key], value, *node[key + 1 :])
+    raise TypeError("load: the state dict itself cannot be a tuple")  # save and load take a dict at the top
 
 
 def load_full(

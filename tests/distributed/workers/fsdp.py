@@ -6,8 +6,9 @@ Each rank trains the one-process reference itself on the whole global batch and 
 for an MLP and a small transformer, with SGD-momentum and Adam, through ``fully_shard`` and the FSDP1
 wrapper; then checks memory, summon_full_params and state dicts; on up to 2 ranks also no resharding,
 the FSDP1 wrapper on the MLP, clipping and gradient accumulation without sync. SAVE_DIR: save a
-sharded checkpoint of the trained transformer there; LOAD_DIR: load one saved by a job of another
-size and check it against the reference. Reports "ok RANK WORLD {results}".
+sharded checkpoint of the trained transformer and its Adam there, and the one-process reference after
+RESUME_STEPS more steps; LOAD_DIR: load one saved by a job of another size, check it against the
+reference, train RESUME_STEPS more steps and check those too. Reports "ok RANK WORLD {results}".
 """
 
 import functools
@@ -81,13 +82,29 @@ X_MLP = lc.asarray(rng.normal(size=(STEPS, B, 5)), dtype=dtype, device=device)
 Y_MLP = lc.asarray(rng.normal(size=(STEPS, B, 3)), dtype=dtype, device=device)
 X_GPT = lc.asarray(rng.integers(0, 11, size=(STEPS, B, 5)), dtype=lc.int64, device=device)
 Y_GPT = lc.asarray(rng.integers(0, 11, size=(STEPS, B, 5)), dtype=lc.int64, device=device)
+# the steps after a resume: one global batch for every world size, so a job of another size continues alike
+RESUME_B, RESUME_STEPS = 4, 2
+resume_rng = np.random.default_rng(7)
+X_RES = lc.asarray(resume_rng.integers(0, 11, size=(RESUME_STEPS, RESUME_B, 5)), dtype=lc.int64, device=device)
+Y_RES = lc.asarray(resume_rng.integers(0, 11, size=(RESUME_STEPS, RESUME_B, 5)), dtype=lc.int64, device=device)
 
 
 def loss_of(kind, model, k, sl):
     if kind == "mlp":
         return nn.functional.mse_loss(model(X_MLP[k][sl]), Y_MLP[k][sl])
-    logits = model(X_GPT[k][sl])
-    return nn.functional.cross_entropy(logits.reshape(-1, 11), Y_GPT[k][sl].reshape(-1))
+    return gpt_loss(model, X_GPT[k][sl], Y_GPT[k][sl])
+
+
+def gpt_loss(model, x, y):
+    return nn.functional.cross_entropy(model(x).reshape(-1, 11), y.reshape(-1))
+
+
+def resume(model, opt, sl):
+    """RESUME_STEPS more steps on the samples ``sl`` of the resume batch (all of it: the one-process run)."""
+    for k in range(RESUME_STEPS):
+        opt.zero_grad()
+        gpt_loss(model, X_RES[k][sl], Y_RES[k][sl]).backward()
+        opt.step()
 
 
 def shard(kind, model, how):
@@ -174,7 +191,7 @@ def train(kind, make_opt, how="reshard", clip=None, accumulate=False):
         "largest": max(unit_bytes(m) for m in layers_of(kind, model)),
         "root": unit_bytes(model),
     }
-    return diff, mem, wrapped, ref
+    return diff, mem, wrapped, ref, opt, ref_opt
 
 
 def unit_bytes(module):
@@ -198,7 +215,7 @@ results = {}
 memory = {}
 for kind in ("mlp", "gpt"):
     for opt_name, make_opt in (("sgd", sgd), ("adam", adam)):
-        d, mem, _, _ = train(kind, make_opt)
+        d, mem, *_ = train(kind, make_opt)
         results[f"{kind}_{opt_name}"] = d
         memory[f"{kind}_{opt_name}"] = mem
 if n <= 2:  # the variants' code does not depend on the world size: a bigger job only checks the core again
@@ -207,7 +224,7 @@ if n <= 2:  # the variants' code does not depend on the world size: a bigger job
     results["gpt_clip"] = train("gpt", sgd, clip=0.05)[0]
     results["mlp_accumulate"] = train("mlp", sgd, accumulate=True)[0]
     results["mlp_no_sync_fsdp1"] = train("mlp", adam, how="fsdp1", accumulate=True)[0]
-diff, mem, wrapped, ref = train("gpt", adam, how="fsdp1")
+diff, mem, wrapped, ref, opt, ref_opt = train("gpt", adam, how="fsdp1")
 results["gpt_adam_fsdp1"] = diff
 
 # memory: at rest 1/N of parameters + gradients + Adam's state (plus padding), and the transient peak
@@ -253,19 +270,65 @@ fresh2.load_state_dict(ref.state_dict())  # a whole (FULL_STATE_DICT) one: each 
 got = F.get_model_state_dict(fresh2, options=F.StateDictOptions(full_state_dict=True))
 results["full_load"] = max_diff(full_params(got), ref_sd)
 
-# sharded checkpoints through lucid_distributed.checkpoint, loadable on another number of ranks
+
+# optimizer state dicts keyed by parameter name: the whole one (gathered) is the one-process optimizer's state
+def optim_diff(osd):
+    """Largest difference of ``osd``'s state from ``ref_opt``'s, parameter by parameter (plain values equal)."""
+    ref_state = {name: ref_opt.state[p] for name, p in ref.named_parameters()}
+    assert list(osd["state"]) == list(ref_state) and osd["param_groups"][0]["params"] == list(ref_state)
+    worst = 0.0
+    for name, st in osd["state"].items():
+        assert list(st) == list(ref_state[name]), (name, list(st))
+        for key, v in st.items():
+            want = ref_state[name][key]
+            if isinstance(v, lc.Tensor):
+                assert tuple(v.shape) == tuple(want.shape), (name, key, tuple(v.shape))
+                worst = max(worst, float(np.max(np.abs(v.numpy() - want.numpy()))))
+            else:
+                assert v == want, (name, key, v, want)
+    return worst
+
+
+full_opts = F.StateDictOptions(full_state_dict=True)
+full_osd = F.get_optimizer_state_dict(wrapped, opt, options=full_opts)
+fsdp1_osd = F.FullyShardedDataParallel.optim_state_dict(wrapped, opt)  # FULL_STATE_DICT: the same, on "cpu"
+results["optim_full"] = max(optim_diff(full_osd), optim_diff(fsdp1_osd))
+# sharded checkpoints through lucid_distributed.checkpoint, model and optimizer, loadable on another number of ranks
 if save_dir:
-    checkpoint.save(F.get_model_state_dict(wrapped), checkpoint_id=save_dir)
+    saved = {"model": F.get_model_state_dict(wrapped), "optim": F.get_optimizer_state_dict(wrapped, opt)}
+    checkpoint.save(saved, checkpoint_id=save_dir)
     np.save(f"{save_dir}/reference-{rank}.npy", np.concatenate([v.reshape(-1) for _, v in sorted(ref_sd.items())]))
-if load_dir:
+# the whole state dicts resume a fresh model and optimizer exactly (its lr too: 0.5 until the saved 0.01 is set)
+again = F.FullyShardedDataParallel(make("gpt", seed=9), auto_wrap_policy={nn.TransformerEncoderLayer})
+again_opt = optim.Adam(again.parameters(), lr=0.5)
+F.set_model_state_dict(again, F.get_model_state_dict(wrapped, options=full_opts))
+F.set_optimizer_state_dict(again, again_opt, full_osd)
+assert RESUME_B % n == 0
+mine_res = slice(rank * RESUME_B // n, (rank + 1) * RESUME_B // n)
+resume(again, again_opt, mine_res)
+resume(ref, ref_opt, slice(None))
+resumed_sd = full_params(ref.state_dict())
+results["optim_full_resume"] = max_diff(full_params(F.get_model_state_dict(again, options=full_opts)), resumed_sd)
+if save_dir:
+    np.save(f"{save_dir}/resumed-{rank}.npy", np.concatenate([v.reshape(-1) for _, v in sorted(resumed_sd.items())]))
+if load_dir:  # a template from a fresh model and optimizer, filled by checkpoint.load, installed by set_state_dict
     target = make("gpt", seed=3)
     for b in target.blocks:
         F.fully_shard(b)
     F.fully_shard(target)
-    checkpoint.load(F.get_model_state_dict(target), checkpoint_id=load_dir)
-    got = F.get_model_state_dict(target, options=F.StateDictOptions(full_state_dict=True))
-    flat = np.concatenate([v.numpy().reshape(-1) for _, v in sorted(got.items())])
-    results["resharded_load"] = float(np.max(np.abs(flat - np.load(f"{load_dir}/reference-0.npy"))))
+    target_opt = optim.Adam(target.parameters(), lr=0.5)
+    model_sd, optim_sd = F.get_state_dict(target, target_opt)
+    loaded = {"model": model_sd, "optim": optim_sd}
+    checkpoint.load(loaded, checkpoint_id=load_dir)
+    F.set_state_dict(target, target_opt, model_state_dict=loaded["model"], optim_state_dict=loaded["optim"])
+
+    def flat_full(model):
+        got = F.get_model_state_dict(model, options=full_opts)
+        return np.concatenate([v.numpy().reshape(-1) for _, v in sorted(got.items())])
+
+    results["resharded_load"] = float(np.max(np.abs(flat_full(target) - np.load(f"{load_dir}/reference-0.npy"))))
+    resume(target, target_opt, mine_res)
+    results["resharded_resume"] = float(np.max(np.abs(flat_full(target) - np.load(f"{load_dir}/resumed-0.npy"))))
 
 assert max(results.values()) < 1e-12, results
 mem = memory["gpt_adam"]

@@ -18,6 +18,12 @@ Communication per step: each unit's parameters are all-gathered twice (forward a
 gradients reduce-scattered once: 1.5x DDP's all-reduce volume, in exchange for memory per rank of
 about 1/N of parameters + gradients + optimizer state, plus the largest unit while it is gathered.
 
+State dicts (PyTorch's ``torch.distributed.checkpoint.state_dict``): ``get_model_state_dict`` gives each
+sharded parameter as this rank's :class:`~lucid_distributed.checkpoint.Shard` (a flat range of the whole
+parameter) or whole; ``get_optimizer_state_dict`` keys the optimizer's state by parameter name and
+describes its per-element state (shaped as the pieces) the same way, so ``checkpoint.save`` of both on N
+ranks resumes exactly with ``checkpoint.load`` + ``set_state_dict`` on any other number of ranks.
+
 What is not here (refused with an error saying so): CPU offload, mixed precision with a dtype,
 sharding strategies other than FULL_SHARD / SHARD_GRAD_OP, device meshes and process groups other
 than the default one.
@@ -28,19 +34,24 @@ from __future__ import annotations
 __all__ = [
     "fully_shard", "FSDPModule", "FullyShardedDataParallel", "ShardingStrategy", "BackwardPrefetch", "CPUOffload",
     "MixedPrecision", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy", "StateDictType",
-    "FullStateDictConfig", "ShardedStateDictConfig", "StateDictOptions",
-    "ModuleWrapPolicy", "size_based_auto_wrap_policy", "transformer_auto_wrap_policy", "get_model_state_dict",
-    "set_model_state_dict", "memory_stats", "clip_grad_norm_",
+    "FullStateDictConfig", "ShardedStateDictConfig", "OptimStateDictConfig", "FullOptimStateDictConfig",
+    "ShardedOptimStateDictConfig", "StateDictOptions", "ModuleWrapPolicy", "size_based_auto_wrap_policy",
+    "transformer_auto_wrap_policy", "get_model_state_dict", "set_model_state_dict", "get_optimizer_state_dict",
+    "set_optimizer_state_dict", "get_state_dict", "set_state_dict", "memory_stats", "clip_grad_norm_",
 ]  # fmt: skip
 
+from ._optim_state_dict import get_optimizer_state_dict, get_state_dict, set_optimizer_state_dict, set_state_dict
 from ._options import (
     BackwardPrefetch,
     CPUOffload,
     CPUOffloadPolicy,
+    FullOptimStateDictConfig,
     FullStateDictConfig,
     MixedPrecision,
     MixedPrecisionPolicy,
     OffloadPolicy,
+    OptimStateDictConfig,
+    ShardedOptimStateDictConfig,
     ShardedStateDictConfig,
     ShardingStrategy,
     StateDictOptions,

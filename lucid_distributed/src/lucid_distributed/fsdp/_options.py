@@ -91,8 +91,31 @@ class ShardedStateDictConfig:
 
 
 @dataclass
+class OptimStateDictConfig:
+    """FSDP1's optimizer state-dict configuration: ``offload_to_cpu`` (PyTorch's default True) moves it to "cpu"."""
+
+    offload_to_cpu: bool = True
+
+
+@dataclass
+class FullOptimStateDictConfig(OptimStateDictConfig):
+    """Full optimizer state dicts (``FULL_STATE_DICT``): ``rank0_only`` leaves the other ranks an empty dict."""
+
+    rank0_only: bool = False
+
+
+@dataclass
+class ShardedOptimStateDictConfig(OptimStateDictConfig):
+    """Sharded optimizer state dicts (``SHARDED_STATE_DICT``): each rank's pieces as ``Shard``s."""
+
+
+@dataclass
 class StateDictOptions:
-    """``get_model_state_dict``'s options (PyTorch's ``torch.distributed.checkpoint.state_dict``)."""
+    """The options of ``get_model_state_dict``, ``get_optimizer_state_dict`` and the ``set_*`` functions.
+
+    PyTorch's ``torch.distributed.checkpoint.state_dict.StateDictOptions``: ``full_state_dict`` whole tensors
+    instead of ``Shard``s, ``cpu_offload`` moves them to "cpu", ``strict`` for the model's keys.
+    """
 
     full_state_dict: bool = False
     cpu_offload: bool = False

@@ -96,6 +96,25 @@ def _free(t: Tensor) -> None:
         t._data = lucid_core.broadcast_to(lucid_core.zeros((), dtype=t.dtype, device=t.device), t.shape)._data
 
 
+def _gather_whole(params: list[_FlatParam], pieces: list[Tensor], world: int) -> list[Tensor]:
+    """The whole tensors of which ``pieces`` (one per parameter, of its piece's length and one dtype) are this
+    rank's pieces: one all-gather of every rank's, cut and reshaped to each parameter's shape."""
+    if not params:
+        return []
+    total = sum(fp.size for fp in params)
+    mine = lucid_core.concat([t.detach().reshape(-1) for t in pieces])
+    out = lucid_core.empty((world * total,), dtype=mine.dtype, device=mine.device)
+    _group._all_gather_into_tensor(out, mine, None, False, check=False)  # the callers' ranks agree on the layout
+    fulls, off = [], 0
+    for fp in params:
+        # rank r's piece of this parameter sits at r * total + off: one copy joins them (none for one rank)
+        parts = [out[r * total + off : r * total + off + fp.size] for r in range(world)]
+        flat = parts[0] if world == 1 else lucid_core.concat(parts)
+        fulls.append(flat[: fp.numel].reshape(fp.shape))
+        off += fp.size
+    return fulls
+
+
 class _Unshard(lucid_core.Function):
     """Forward: all-gather a unit's pieces into its full parameters; backward: reduce-scatter their gradients."""
 
@@ -156,19 +175,7 @@ class _FSDPState:
     # -- collectives ------------------------------------------------------------------------------------
     def _gather_full(self) -> list[Tensor]:
         """The unit's full parameters: one all-gather of every rank's pieces, cut and reshaped."""
-        if not self.params:
-            return []
-        total = sum(fp.size for fp in self.params)
-        mine = lucid_core.concat([fp.piece.detach().reshape(-1) for fp in self.params])
-        out = lucid_core.empty((self.world * total,), dtype=mine.dtype, device=mine.device)
-        _group._all_gather_into_tensor(out, mine, None, False, check=False)  # same pieces on every rank by construction
-        fulls, off = [], 0
-        for fp in self.params:
-            # rank r's piece of this parameter sits at r * total + off: one copy joins them (none for one rank)
-            pieces = [out[r * total + off : r * total + off + fp.size] for r in range(self.world)]
-            flat = pieces[0] if self.world == 1 else lucid_core.concat(pieces)
-            fulls.append(flat[: fp.numel].reshape(fp.shape))
-            off += fp.size
+        fulls = _gather_whole(self.params, [fp.piece for fp in self.params], self.world)
         _memory.add(sum(_nbytes(f) for f in fulls))
         return fulls
 

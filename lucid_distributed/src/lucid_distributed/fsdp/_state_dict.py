@@ -30,11 +30,16 @@ def _sharded_state_dict(module: Any, raw: dict[str, Any], keep_vars: bool) -> di
     for k, v in raw.items():
         fp = owners.get(id(v)) if isinstance(v, Tensor) else None
         if fp is not None:
-            v = Shard(v.detach()[: fp.valid(rank)], fp.shape, rank * fp.size)
+            v = _as_shard(fp, v, rank)
         elif isinstance(v, Tensor) and not keep_vars:
             v = v.detach()
         out[k] = v
     return out
+
+
+def _as_shard(fp: _FlatParam, piece: Tensor, rank: int) -> Shard:
+    """``piece`` (the parameter's piece, or optimizer state shaped as it) as this rank's range of the whole."""
+    return Shard(piece.detach()[: fp.valid(rank)], fp.shape, rank * fp.size)
 
 
 @contextmanager
@@ -60,16 +65,17 @@ def _full_params(module: Any, writeback: bool = False) -> Iterator[None]:
                 _memory.add(-sum(_nbytes(f) for f in fs))
 
 
-def _write_piece(fp: _FlatParam, full: Tensor) -> None:
-    """Copy this rank's part of the whole parameter ``full`` into its piece."""
+def _write_piece(fp: _FlatParam, full: Tensor, into: Tensor | None = None, what: str | None = None) -> None:
+    """Copy this rank's part of the whole parameter ``full`` into its piece (or into ``into``, shaped as it)."""
     rank = _group.get_rank()
     n = fp.valid(rank)
+    target = fp.piece if into is None else into
     if tuple(full.shape) != fp.shape:
-        raise ValueError(f"{fp.name}: expected a tensor of shape {fp.shape}, got {tuple(full.shape)}")
+        raise ValueError(f"{what or fp.name}: expected a tensor of shape {fp.shape}, got {tuple(full.shape)}")
     with lucid_core.no_grad():
         if n:
             start = rank * fp.size
-            fp.piece[:n] = full.detach().reshape(-1)[start : start + n].to(fp.piece.device).astype(fp.piece.dtype)
+            target[:n] = full.detach().reshape(-1)[start : start + n].to(target.device).astype(target.dtype)
 
 
 def _full_state_dict(module: Any, rank0_only: bool, cpu: bool) -> dict[str, Any]:
@@ -120,19 +126,21 @@ def _load_state_dict(module: Any, state_dict: Mapping[str, Any], strict: bool = 
     return type(result)(missing, unexpected)
 
 
-def _load_shard(fp: _FlatParam, shard: Shard, rank: int) -> None:
-    """Copy a saved piece that covers exactly this rank's range (resharding goes through checkpoint.load)."""
+def _load_shard(fp: _FlatParam, shard: Shard, rank: int, into: Tensor | None = None, what: str | None = None) -> None:
+    """Copy a saved piece that covers exactly this rank's range into the piece (or into ``into``, shaped as it);
+    resharding goes through checkpoint.load."""
     start, n = rank * fp.size, fp.valid(rank)
+    target = fp.piece if into is None else into
     if tuple(shard.global_shape) != fp.shape or shard.offset != start or shard.local.size != n:
         raise ValueError(
-            f"{fp.name}: a Shard of elements [{shard.offset}, {shard.offset + shard.local.size}) of shape "
+            f"{what or fp.name}: a Shard of elements [{shard.offset}, {shard.offset + shard.local.size}) of shape "
             f"{shard.global_shape} does not match this rank's piece [{start}, {start + n}) of shape {fp.shape}; "
             "load a checkpoint saved on another number of ranks with lucid_distributed.checkpoint.load into "
-            "get_model_state_dict(model)"
+            "get_model_state_dict(model) (get_state_dict(model, optimizer) for its optimizer too)"
         )
     with lucid_core.no_grad():
         if n:
-            fp.piece[:n] = shard.local.reshape(-1).to(fp.piece.device).astype(fp.piece.dtype)
+            target[:n] = shard.local.reshape(-1).to(target.device).astype(target.dtype)
 
 
 def _base_load(module: Any) -> Callable[..., Any]:

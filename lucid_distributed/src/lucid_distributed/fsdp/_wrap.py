@@ -9,11 +9,14 @@ from typing import Any
 from lucid_core import Tensor
 
 from .. import _group
+from ._optim_state_dict import _fqn_state_dict, _to_local
 from ._options import (
     BackwardPrefetch,
     CPUOffload,
+    FullOptimStateDictConfig,
     FullStateDictConfig,
     MixedPrecision,
+    ShardedOptimStateDictConfig,
     ShardedStateDictConfig,
     ShardingStrategy,
     StateDictOptions,
@@ -135,6 +138,7 @@ class FullyShardedDataParallel:
         self.sharding_strategy = strategy
         self._state_dict_type = StateDictType.FULL_STATE_DICT
         self._state_dict_config: Any = FullStateDictConfig()
+        self._optim_state_dict_config: Any = FullOptimStateDictConfig()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.module(*args, **kwargs)
@@ -213,20 +217,22 @@ class FullyShardedDataParallel:
     def state_dict_type(
         module: Any, state_dict_type: StateDictType, state_dict_config: Any = None, optim_state_dict_config: Any = None
     ) -> Iterator[None]:
-        """Inside the block ``state_dict()``/``load_state_dict()`` use ``state_dict_type`` (PyTorch's context)."""
+        """Inside the block ``state_dict()``/``load_state_dict()`` and the optimizer's ``optim_state_dict()`` /
+        ``optim_state_dict_to_load()`` use ``state_dict_type`` (PyTorch's context)."""
         if not isinstance(module, FullyShardedDataParallel):
             raise TypeError("state_dict_type: expected a FullyShardedDataParallel module")
         if state_dict_type is StateDictType.LOCAL_STATE_DICT:
             raise ValueError("state_dict_type: LOCAL_STATE_DICT is not supported; use SHARDED_STATE_DICT")
-        prev = module._state_dict_type, module._state_dict_config
-        default = (
-            FullStateDictConfig() if state_dict_type is StateDictType.FULL_STATE_DICT else ShardedStateDictConfig()
-        )
+        prev = module._state_dict_type, module._state_dict_config, module._optim_state_dict_config
+        full = state_dict_type is StateDictType.FULL_STATE_DICT
+        default = FullStateDictConfig() if full else ShardedStateDictConfig()
+        optim_default = FullOptimStateDictConfig() if full else ShardedOptimStateDictConfig()
         module._state_dict_type, module._state_dict_config = state_dict_type, state_dict_config or default
+        module._optim_state_dict_config = optim_state_dict_config or optim_default
         try:
             yield
         finally:
-            module._state_dict_type, module._state_dict_config = prev
+            module._state_dict_type, module._state_dict_config, module._optim_state_dict_config = prev
 
     def state_dict(self) -> dict[str, Any]:
         """The whole model (every rank, or rank 0 only) or this rank's ``Shard``s, per :meth:`state_dict_type`."""
@@ -239,6 +245,49 @@ class FullyShardedDataParallel:
         """Load a whole-model or a sharded state dict (each rank keeps its piece)."""
         return _load_state_dict(self.module, state_dict, strict)
 
+    @staticmethod
+    def optim_state_dict(
+        model: Any, optim: Any, optim_state_dict: Mapping[str, Any] | None = None, group: Any = None
+    ) -> dict[str, Any]:
+        """The optimizer's state keyed by parameter names, whole or as ``Shard``s per :meth:`state_dict_type`.
+
+        PyTorch's FSDP1 static method: ``FULL_STATE_DICT`` (the default) gathers every rank's state (a
+        collective; ``FullOptimStateDictConfig`` says ``rank0_only`` and ``offload_to_cpu``, True by default
+        as in PyTorch), ``SHARDED_STATE_DICT`` gives this rank's ``Shard``s. ``optim_state_dict``: an
+        ``optim.state_dict()`` to convert instead of the optimizer's own.
+        """
+        if group is not None:
+            raise ValueError("optim_state_dict: group is not supported; leave it None (the default group)")
+        full, cfg = _optim_settings(model)
+        given = None if optim_state_dict is None else [optim_state_dict]
+        return _fqn_state_dict(
+            _unwrap(model), [optim], full=full, rank0_only=full and getattr(cfg, "rank0_only", False),
+            cpu=cfg.offload_to_cpu, given=given, what="optim_state_dict",
+        )  # fmt: skip
+
+    @staticmethod
+    def optim_state_dict_to_load(
+        model: Any, optim: Any, optim_state_dict: Mapping[str, Any], is_named_optimizer: bool = False,
+        load_directly: bool = False, group: Any = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """``optim_state_dict`` (from :meth:`optim_state_dict`: whole or ``Shard``s) as ``optim.load_state_dict``
+        takes it on this rank (PyTorch's FSDP1 static method); ``load_directly`` also loads it."""
+        what = "optim_state_dict_to_load"
+        if is_named_optimizer:
+            raise ValueError(f"{what}: is_named_optimizer=True is not supported (Lucid has no NamedOptimizer)")
+        if group is not None:
+            raise ValueError(f"{what}: group is not supported; leave it None (the default group)")
+        full, cfg = _optim_settings(model)
+        if full and getattr(cfg, "rank0_only", False):
+            raise ValueError(
+                f"{what}: FullOptimStateDictConfig(rank0_only=True) is not supported (rank 0's state dict would "
+                "have to be broadcast to the others); pass the whole optimizer state dict on every rank"
+            )
+        local = _to_local(_unwrap(model), [optim], optim_state_dict, what)[0]
+        if load_directly:
+            optim.load_state_dict(local)
+        return local
+
     def __getattr__(self, name: str) -> Any:
         if name == "module":
             raise AttributeError(name)
@@ -246,3 +295,11 @@ class FullyShardedDataParallel:
 
     def __repr__(self) -> str:
         return f"FullyShardedDataParallel({self.module!r})"
+
+
+def _optim_settings(model: Any) -> tuple[bool, Any]:
+    """``(whole?, optimizer state-dict config)`` of ``model``: its :meth:`~FullyShardedDataParallel.state_dict_type`,
+    or FSDP1's default (whole) for a ``fully_shard`` module."""
+    if isinstance(model, FullyShardedDataParallel):
+        return model._state_dict_type is StateDictType.FULL_STATE_DICT, model._optim_state_dict_config
+    return True, FullOptimStateDictConfig()

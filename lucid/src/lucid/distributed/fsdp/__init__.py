@@ -16,11 +16,14 @@ from lucid_distributed.fsdp import (  # noqa: E402
     CPUOffload,
     CPUOffloadPolicy,
     FSDPModule,
+    FullOptimStateDictConfig,
     FullStateDictConfig,
     FullyShardedDataParallel,
     MixedPrecision,
     MixedPrecisionPolicy,
     OffloadPolicy,
+    OptimStateDictConfig,
+    ShardedOptimStateDictConfig,
     ShardedStateDictConfig,
     ShardingStrategy,
     StateDictType,
@@ -32,5 +35,6 @@ from . import wrap  # noqa: E402
 __all__ = [
     "fully_shard", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy",
     "FullyShardedDataParallel", "ShardingStrategy", "BackwardPrefetch", "CPUOffload", "MixedPrecision",
-    "StateDictType", "FullStateDictConfig", "ShardedStateDictConfig", "wrap",
+    "StateDictType", "FullStateDictConfig", "ShardedStateDictConfig", "OptimStateDictConfig",
+    "FullOptimStateDictConfig", "ShardedOptimStateDictConfig", "wrap",
 ]  # fmt: skip

@@ -4,6 +4,8 @@
 on every rank of a job of any size, as in PyTorch; the files are Lucid's (one safetensors file per rank and a
 ``metadata.json``, see ``lucid_distributed.checkpoint``), not PyTorch's ``.distcp``. ``storage_writer`` /
 ``storage_reader`` take a :class:`FileSystemWriter` / :class:`FileSystemReader` in place of ``checkpoint_id``.
+``lucid.distributed.checkpoint.state_dict`` holds PyTorch's ``get_state_dict`` / ``set_state_dict`` family
+(the model's and optimizer's state of a sharded model, keyed by parameter names).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .._optional import distributed_module
+from ..._optional import distributed_module
 
 distributed_module()  # an ImportError saying how to install lucid_distributed, when it is missing
 
